@@ -1,0 +1,68 @@
+"""``python -m calc``: the command line, built from :data:`calc.api.COMMANDS`.
+
+Every option is a command parameter spelled with dashes (``--micro-batch``).
+Output is a short readable summary with units, or with ``--json`` one JSON
+object. Bad input: exit status 2 and one line on stderr naming the parameter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from .api import COMMANDS, Command, evaluate, format_result
+from .errors import CalcError
+
+__all__ = ["main"]
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _add_command(sub: argparse._SubParsersAction, cmd: Command) -> None:
+    p = sub.add_parser(cmd.name, help=cmd.title, description=cmd.title)
+    for param in cmd.params:
+        flag = "--" + param.name.replace("_", "-")
+        if param.kind == "flag":
+            p.add_argument(flag, dest=param.name, action="store_const", const="true", help=param.label)
+        else:
+            extra = f" (default {param.default})" if param.default is not None else ""
+            p.add_argument(flag, dest=param.name, metavar="VALUE", help=param.label + extra)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m calc", description="Parallelism Atlas calculations.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for cmd in COMMANDS.values():
+        _add_command(sub, cmd)
+    return parser
+
+
+def render_text(cmd: Command, result: dict) -> str:
+    """The readable summary: one ``label: value unit`` line per result."""
+    width = max(len(r.label) for r in cmd.results)
+    lines = [f"{r.label:<{width}}  {format_result(r.unit, result[r.key])}" for r in cmd.results]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    cmd = COMMANDS[args.command]
+    raw = {p.name: getattr(args, p.name) for p in cmd.params if getattr(args, p.name) is not None}
+    try:
+        result = evaluate(cmd.name, raw)
+    except CalcError as e:
+        sys.stderr.write(f"python -m calc {cmd.name}: error: {e}\n")
+        return EXIT_USAGE
+    print(json.dumps(result) if args.json else render_text(cmd, result))
+    return 0

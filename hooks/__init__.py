@@ -1,0 +1,1 @@
+"""Build hooks of Parallelism Atlas. Only :mod:`hooks.entry` is named in ``mkdocs.yml``."""

@@ -1,0 +1,103 @@
+"""``<!-- calc:calculator COMMAND [id=NAME] [param=value ...] -->``: a calculator.
+
+Rendered at build time as a complete, static HTML form: the default inputs
+(the command's ``example``, overridden by the marker's options) and the results
+``calc`` computes for them, so the page is correct with JavaScript off. The
+page's scripts make it live (see ``docs/assets/js/``).
+
+DOM contract (tests and scripts rely on it):
+
+- the root has ``data-calc="COMMAND"`` and ``data-state="static"`` (the page
+  script moves it through ``loading | ready | error | unavailable``);
+- each input's ``name`` is the parameter's snake_case name, ``data-default`` its
+  default text;
+- each result has ``data-result="KEY"`` and ``data-value`` = the JSON text of the
+  value exactly as ``python -m calc COMMAND --json`` prints it.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+
+from calc.api import COMMANDS, Command, evaluate, format_result
+
+from .markers import Marker, MarkerError
+
+
+def _attr(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def render_form(cmd: Command, uid: str, inputs: dict[str, str]) -> str:
+    """The ``<form>`` with one labelled text field per parameter, grouped in fieldsets."""
+    groups: dict[str, list[str]] = {}
+    for p in cmd.params:
+        fid = f"{uid}-{p.name}"
+        value = inputs.get(p.name, p.default or "")
+        described = f"{fid}-help {fid}-error" if p.help else f"{fid}-error"
+        help_html = f'<span class="calc__help" id="{fid}-help">{escape(p.help)}</span>' if p.help else ""
+        if p.kind == "choice":
+            options = "".join(
+                f'<option value="{_attr(c)}"{" selected" if c == value else ""}>{escape(c)}</option>'
+                for c in p.choices
+            )
+            control = (
+                f'<select id="{fid}" name="{p.name}" data-default="{_attr(value)}" disabled '
+                f'aria-describedby="{described}">{options}</select>'
+            )
+        else:
+            control = (
+                f'<input id="{fid}" name="{p.name}" type="text" inputmode="text" autocomplete="off" '
+                f'spellcheck="false" value="{_attr(value)}" data-default="{_attr(value)}" readonly '
+                f'aria-describedby="{described}">'
+            )
+        groups.setdefault(p.group or "Inputs", []).append(
+            f'<div class="calc__field"><label for="{fid}">{escape(p.label)}</label>{control}{help_html}'
+            f'<span class="calc__error" id="{fid}-error" hidden></span></div>'
+        )
+    sets = "".join(
+        f'<fieldset class="calc__group"><legend>{escape(name)}</legend>{"".join(fields)}</fieldset>'
+        for name, fields in groups.items()
+    )
+    return f'<form class="calc__form" novalidate aria-label="{_attr(cmd.title)} inputs">{sets}</form>'
+
+
+def render_results(cmd: Command, result: dict) -> str:
+    """The ``<dl>`` of results, each with its raw JSON value and its formatted text."""
+    rows = "".join(
+        f'<div class="calc__result"><dt>{escape(r.label)}</dt>'
+        f'<dd data-result="{r.key}" data-value="{_attr(json.dumps(result[r.key]))}">'
+        f"{escape(format_result(r.unit, result[r.key]))}</dd></div>"
+        for r in cmd.results
+    )
+    return f'<dl class="calc__results">{rows}</dl>'
+
+
+def render_calculator(cmd: Command, uid: str, overrides: dict[str, str]) -> str:
+    inputs = {**cmd.example, **overrides}
+    result = evaluate(cmd.name, inputs)
+    return (
+        f'\n\n<div class="calc" id="{uid}" data-calc="{cmd.name}" data-state="static" '
+        f'role="group" aria-labelledby="{uid}-title">\n'
+        f'<p class="calc__title" id="{uid}-title"><strong>{escape(cmd.title)} calculator</strong></p>\n'
+        f"{render_form(cmd, uid, inputs)}\n"
+        f'<p class="calc__status" id="{uid}-status" role="status">Results computed at build time by '
+        f"<code>calc</code> for the inputs shown. The live calculator needs JavaScript.</p>\n"
+        f"{render_results(cmd, result)}\n</div>\n\n"
+    )
+
+
+def render_marker(marker: Marker) -> str:
+    if len(marker.words) != 1 or marker.words[0] not in COMMANDS:
+        raise MarkerError(f"needs one command name (known: {', '.join(COMMANDS)})")
+    cmd = COMMANDS[marker.words[0]]
+    uid = marker.take("id") or f"calc-{cmd.name}"
+    overrides = dict(marker.options)
+    marker.options.clear()
+    for name in overrides:
+        cmd.param(name)  # unknown names fail the build
+    return render_calculator(cmd, uid, overrides)
+
+
+RENDERERS = {"calculator": render_marker}
