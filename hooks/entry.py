@@ -23,8 +23,10 @@ _build: dict = {}
 def _fresh_import():
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
+    # Packages go too: `from . import x` would otherwise reuse the old submodule
+    # still set as an attribute of the old package object.
     for name in list(sys.modules):
-        if name == "calc" or name.startswith("calc.") or (name.startswith("hooks.") and name != "hooks.entry"):
+        if name in ("calc", "hooks") or name.startswith(("calc.", "hooks.")):
             del sys.modules[name]
     return importlib.import_module("hooks.site")
 

@@ -18,6 +18,8 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from calc.errors import CalcError
+
 MARKER_RE = re.compile(r"<!--\s*calc:(?P<kind>[a-z][a-z0-9_-]*)(?P<args>[^>]*?)\s*-->")
 
 
@@ -83,8 +85,6 @@ def replace_markers(markdown: str, renderers: dict[str, Renderer], page: str) ->
 
 
 def _render(match: re.Match[str], renderers: dict[str, Renderer], page: str) -> str:
-    from calc.errors import CalcError
-
     try:
         marker = parse(match)
         renderer = renderers.get(marker.kind)

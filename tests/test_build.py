@@ -1,0 +1,133 @@
+"""Tests of the built site: strict build, pre-rendered numbers, no third-party assets, loud markers."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+from mkdocs.exceptions import Abort, PluginError
+
+from tests.conftest import ROOT, mkdocs_build
+
+pytestmark = pytest.mark.build
+
+SITE_HOST = urlparse(load_config(str(ROOT / "mkdocs.yml")).site_url or "").netloc
+
+
+def test_strict_build_has_no_warnings(tmp_path):
+    """mkdocs build --strict succeeds and logs no warning."""
+    proc = mkdocs_build(tmp_path / "site")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "WARNING" not in proc.stderr
+
+
+def test_engineering_example_is_pre_rendered(built_site):
+    """The brief's 8192 example is computed into the HTML by the hook (value and calculator)."""
+    html = "".join(p.read_text() for p in built_site.rglob("*.html"))
+    assert 'data-result="global_batch" data-value="8192"' in html
+    assert "8,192 examples" in html
+
+
+def test_no_marker_survives(built_site):
+    """Every marker was replaced (a marker left in the HTML would silently show nothing)."""
+    for page in built_site.rglob("*.html"):
+        assert "<!-- calc:" not in page.read_text(), page
+
+
+class _AssetRefs(HTMLParser):
+    """Collects URLs the browser would fetch by itself: scripts, styles, images, media, frames."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag in ("script", "img", "iframe", "audio", "video", "source", "embed", "track") and a.get("src"):
+            self.urls.append(a["src"])
+        if tag == "link" and a.get("href") and not {"canonical", "alternate"} & set((a.get("rel") or "").split()):
+            self.urls.append(a["href"])
+        if tag == "object" and a.get("data"):
+            self.urls.append(a["data"])
+        for key in ("srcset", "poster"):
+            if a.get(key):
+                self.urls.extend(part.split()[0] for part in a[key].split(","))
+
+
+def _foreign(url: str) -> bool:
+    host = urlparse(url).netloc
+    return bool(host) and host != SITE_HOST
+
+
+def test_no_html_asset_from_another_origin(built_site):
+    """No page makes the browser fetch a script, style, font or image from another origin."""
+    bad = []
+    for page in built_site.rglob("*.html"):
+        parser = _AssetRefs()
+        parser.feed(page.read_text())
+        bad += [(page.name, u) for u in parser.urls if _foreign(u)]
+    assert bad == []
+
+
+def test_no_css_url_from_another_origin(built_site):
+    """No stylesheet imports or loads from another origin (fonts included)."""
+    bad = []
+    for css in built_site.rglob("*.css"):
+        for url in re.findall(r"url\(\s*['\"]?([^'\")]+)", css.read_text(errors="replace")):
+            if _foreign(url):
+                bad.append((css.name, url))
+        bad += [(css.name, m) for m in re.findall(r"@import\s+['\"]?(https?://[^'\")]+)", css.read_text(errors="replace"))]
+    assert bad == []
+
+
+def test_our_scripts_reference_no_other_origin(built_site):
+    """The site's own scripts name no absolute URL at all (vendor code is checked in the browser)."""
+    own = ROOT / "docs" / "assets" / "js"
+    bad = [(js.name, m) for js in own.rglob("*.*js") for m in re.findall(r"https?://[^\s'\"`]+", js.read_text())]
+    assert bad == []
+
+
+def test_katex_is_served_by_the_site(built_site):
+    """KaTeX and its fonts come from the npm package, copied into the site."""
+    assert (built_site / "assets/vendor/katex/katex.min.js").is_file()
+    assert list((built_site / "assets/vendor/katex/fonts").glob("*.woff2"))
+
+
+def _config_with_page(tmp_path: Path, text: str):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text(text)
+    (docs / "assets").symlink_to(ROOT / "docs" / "assets")
+    return load_config(str(ROOT / "mkdocs.yml"), docs_dir=str(docs), site_dir=str(tmp_path / "site"), nav=["index.md"], strict=True)
+
+
+def test_bad_marker_fails_the_build_naming_page_and_marker(tmp_path, caplog):
+    """A marker with a CalcError stops the build with a message that names the page and the marker."""
+    config = _config_with_page(tmp_path, "# x\n\n<!-- calc:value batch micro_batch=0 data_parallel=1 show=global_batch -->\n")
+    with pytest.raises((PluginError, Abort)):
+        build(config)
+    text = caplog.text
+    assert "index.md: marker '<!-- calc:value batch micro_batch=0" in text
+    assert "micro_batch must be a whole number >= 1, got 0" in text
+
+
+def test_unknown_marker_fails_the_build(tmp_path, caplog):
+    """An unknown marker kind is an error, never silently left invisible."""
+    config = _config_with_page(tmp_path, "# x\n\n<!-- calc:frobnicate -->\n")
+    with pytest.raises((PluginError, Abort)):
+        build(config)
+    assert "unknown kind 'frobnicate'" in caplog.text
+
+
+def test_hooks_never_write_into_docs(tmp_path):
+    """A build leaves docs/ byte-for-byte as it was."""
+    docs = ROOT / "docs"
+    before = {p: p.read_bytes() for p in docs.rglob("*") if p.is_file()}
+    assert mkdocs_build(tmp_path / "site").returncode == 0
+    after = {p: p.read_bytes() for p in docs.rglob("*") if p.is_file()}
+    assert before == after
