@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import assets, tables, widgets
+from . import assets, csp, reproducible, tables, widgets
 from .markers import MarkerError, Renderer, replace_markers
 
 __all__ = ["BuildState", "MarkerError", "on_files", "on_page_markdown", "on_post_build"]
@@ -25,6 +25,7 @@ class BuildState:
 
     @classmethod
     def create(cls, config, root: Path) -> "BuildState":
+        reproducible.fix_build_date(root)
         renderers: dict[str, Renderer] = {}
         for module in (tables, widgets):
             clash = renderers.keys() & module.RENDERERS.keys()
@@ -42,4 +43,4 @@ def on_page_markdown(state: BuildState, markdown: str, page) -> str:
 
 
 def on_post_build(state: BuildState, config) -> None:
-    return None
+    csp.apply(state.site_dir)
