@@ -214,14 +214,32 @@ def format_time(seconds: float) -> str:
     return f"{_sig(seconds / 1e-9)} ns"
 
 
+def _singular(unit: str) -> str:
+    """'GPUs' -> 'GPU', 'microbatches' -> 'microbatch', 'examples' -> 'example'."""
+    if unit.endswith(("ches", "shes", "xes")):
+        return unit[:-2]
+    return unit[:-1] if unit.endswith("s") else unit
+
+
 def format_count(n: float, unit: str = "") -> str:
-    """A whole count with thousands separators, or a real with 4 significant digits.
+    """A count with thousands separators and a unit word (singular for exactly 1).
+
+    Whole numbers print exactly below 10^16; other reals of 1000 or more are rounded
+    to whole units; smaller reals keep 4 significant digits.
 
     >>> format_count(8192, "examples"), format_count(3145728, "tokens"), format_count(1.5)
     ('8,192 examples', '3,145,728 tokens', '1.5')
+    >>> format_count(1, "GPUs"), format_count(1, "microbatches"), format_count(4110417.92, "tokens")
+    ('1 GPU', '1 microbatch', '4,110,418 tokens')
     """
-    text = f"{int(n):,}" if float(n).is_integer() and abs(n) < 1e16 else _sig(n)
-    return f"{text} {unit}".rstrip()
+    if float(n).is_integer() and abs(n) < 1e16:
+        text = f"{int(n):,}"
+    elif 1000 <= abs(n) < 1e16:
+        text = f"{n:,.0f}"
+    else:
+        text = _sig(n)
+    word = _singular(unit) if n == 1 else unit
+    return f"{text} {word}".rstrip()
 
 
 def format_flops(flops: float, per_second: bool = False) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import assets, csp, reproducible, tables, widgets
+from . import assets, content, csp, reproducible, tables, widgets
 from .markers import MarkerError, Renderer, replace_markers
 
 __all__ = ["BuildState", "MarkerError", "on_files", "on_page_markdown", "on_post_build"]
@@ -27,7 +27,7 @@ class BuildState:
     def create(cls, config, root: Path) -> "BuildState":
         reproducible.fix_build_date(root)
         renderers: dict[str, Renderer] = {}
-        for module in (tables, widgets):
+        for module in (tables, widgets, content):
             clash = renderers.keys() & module.RENDERERS.keys()
             assert not clash, f"marker kinds registered twice: {clash}"
             renderers.update(module.RENDERERS)
