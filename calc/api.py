@@ -447,7 +447,7 @@ ACTIVATIONS = Command(
         _RECOMPUTE,
         Param("pipeline_parallel", "count", "Pipeline stages p", default="1", maximum=_MAX_DEGREE),
         Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024),
-        Param("microbatches", "count", "Microbatches per step m", help="Blank: at least p."),
+        Param("microbatches", "count", "Microbatches per step m", help="Blank: enough to fill the warm-up (2p)."),
         Param("context_parallel", "count", "Context-parallel degree c", default="1", maximum=_MAX_DEGREE),
         Param("kv_heads", "count", "Key/value heads", help="Blank: = heads.", maximum=_model.MAX_HIDDEN),
         Param("ffn_hidden", "count", "MLP width f", help="Blank: 4h.", maximum=16 * _model.MAX_HIDDEN),

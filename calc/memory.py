@@ -214,7 +214,7 @@ def activations(
     """First stage under 1F1B: ``per_layer × (l/p) × min(p, m)`` = ``l`` layers' worth when ``m >= p``.
 
     Interleaved: ``× (1 + (p−1)/(p·v))`` (``l`` must split into ``p·v`` chunks).
-    ``microbatches`` blank means ``m >= p``. With full recomputation one layer's
+    ``microbatches`` blank means enough to fill the warm-up (``m >= 2p``). With full recomputation one layer's
     full activations also live during its recomputation (counted once).
     Source: Korthikanti et al. 2022, §4.2.2 (pipeline parallelism) and §5.
 
@@ -230,7 +230,7 @@ def activations(
     l = count("layers", layers, maximum=MAX_LAYERS)
     p = count("pipeline_parallel", pipeline_parallel, maximum=MAX_DEGREE)
     v = count("interleave", interleave, maximum=1024)
-    m = p if microbatches is None else count("microbatches", microbatches)
+    m = 2 * p * v if microbatches is None else count("microbatches", microbatches)
     if v > 1:
         if p == 1:
             raise CalcError("interleave", "1 when pipeline_parallel is 1", v)
