@@ -532,10 +532,9 @@ def _evaluate(ctx: _Ctx, par: Parallel, micro: int, mbs: int, detail: bool):
                                    total_t if exposed is None else exposed, stage))
 
     if sp:
-        per = tp_calls_layer // 2
-        for op in ("all-gather", "reduce-scatter"):
-            add("tensor", op, "layer activations (sequence parallel)", t, tp_payload, n_slow * per * mbs,
-                "tensor", slow)
+        for op in ("all-gather", "reduce-scatter"):  # each replaces one of the all-reduces' two halves
+            add("tensor", op, "layer activations (sequence parallel)", t, tp_payload,
+                n_slow * tp_calls_layer * mbs, "tensor", slow)
     else:
         add("tensor", "all-reduce", "layer activations", t, tp_payload, n_slow * tp_calls_layer * mbs, "tensor",
             slow)
