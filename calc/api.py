@@ -17,9 +17,15 @@ from dataclasses import asdict, dataclass, field
 
 from . import batch as _batch
 from . import collectives as _coll
+from . import compute as _compute
+from . import memory as _memory
+from . import model as _model
+from . import pipeline as _pipeline
+from . import plan as _plan
 from . import scaling as _scaling
+from . import search as _search
 from . import units
-from .check import count, fraction, real
+from .check import MAX_COUNT, count, fraction, real
 from .errors import CalcError
 
 __all__ = ["Param", "Result", "Command", "COMMANDS", "evaluate", "format_result", "evaluate_for_page"]
@@ -40,6 +46,8 @@ class Param:
     choices: tuple[str, ...] = ()
     minimum: float = 1  #: for count (whole) and number (real, inclusive)
     required: bool = False  #: blank is an error rather than "absent"
+    maximum: float | None = None  #: for count and number; None: check.MAX_COUNT (count) or 1e18 (number)
+    section: str = ""  #: the SPEC.json section holding it (plan and search only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +56,7 @@ class Result:
 
     key: str
     label: str
-    unit: str  #: examples | sequences | tokens | count | bytes | seconds | bytes_per_s | ratio | text | flops
+    unit: str  #: examples | sequences | tokens | count | bytes | seconds | bytes_per_s | ratio | percent | text | flops | days | tokens_per_s | json
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +90,12 @@ def parse_param(p: Param, raw: object) -> object:
     """Turn one raw value (text or number) into the value the calculation takes."""
     if p.kind == "count":
         rule = f"a whole number >= {int(p.minimum)}"
-        return count(p.name, _parse_number_text(p, raw, rule), minimum=int(p.minimum))
+        top = MAX_COUNT if p.maximum is None else int(p.maximum)
+        return count(p.name, _parse_number_text(p, raw, rule), minimum=int(p.minimum), maximum=top)
     if p.kind == "number":
         rule = f"a number >= {p.minimum:g}"
         return real(p.name, _parse_number_text(p, raw, rule), minimum=p.minimum,
-                    allow_minimum=True, maximum=1e18)
+                    allow_minimum=True, maximum=1e18 if p.maximum is None else p.maximum)
     if p.kind == "fraction":
         return fraction(p.name, _parse_number_text(p, raw, "a number >= 0 and < 1"))
     if p.kind == "size":
@@ -180,6 +189,12 @@ def format_result(unit: str, value: object) -> str:
         return f"{100 * value:.3g} %"
     if unit == "flops":
         return units.format_flops(value)
+    if unit == "days":
+        return f"{value:.4g} days"
+    if unit == "tokens_per_s":
+        return units.format_count(round(value), "tokens/s")
+    if unit == "json":
+        return json.dumps(value)
     return str(value)
 
 
@@ -419,8 +434,494 @@ CAPACITY = Command(
     example={"params": "7.5e9", "bytes_per_param": "16", "device_memory": "80GB", "devices": "1"},
 )
 
+# ---------------------------------------------------------------------------- memory, compute, pipeline
+
+_PRECISION = Param("precision", "choice", "Precision recipe (bytes per parameter: weights, grads, optimizer)",
+                   help="bf16-adam = 2 + 2 + 12 = 16 B (ZeRO); megatron-bf16 = 18 B; megatron-fp16 = 20 B.",
+                   default="bf16-adam", choices=tuple(_model.PRECISIONS))
+_RECOMPUTE = Param("recompute", "choice", "Activation recomputation", default="none",
+                   choices=_memory.RECOMPUTE)
+_MAX_PARAMS = float(_memory.MAX_PARAMS)
+_MAX_DEGREE = float(_memory.MAX_DEGREE)
+
+
+def _compute_memory(v: dict) -> dict:
+    s = _memory.model_states(v["params"], v["data_parallel"], v["zero"], v["precision"], v["tensor_parallel"],
+                             v["pipeline_parallel"])
+    return {
+        "params_bytes": s.params_bytes,
+        "grads_bytes": s.grads_bytes,
+        "optimizer_bytes": s.optimizer_bytes,
+        "model_states_bytes": s.model_states_bytes,
+        "model_states_gb": s.model_states_bytes / 1e9,
+        "model_states_gib": s.model_states_bytes / 2**30,
+        "bytes_per_param": s.model_states_bytes / (v["params"] / (v["tensor_parallel"] * v["pipeline_parallel"])),
+    }
+
+
+MEMORY = Command(
+    name="memory",
+    title="Model states per device (ZeRO)",
+    params=(
+        Param("params", "count", "Parameters Ψ", required=True, maximum=_MAX_PARAMS,
+              help=f"Whole model, up to {_memory.MAX_PARAMS:.0e}; e.g. 7.5e9."),
+        Param("data_parallel", "count", "Data-parallel degree N_d (ZeRO shards over it)", default="1",
+              maximum=_MAX_DEGREE),
+        Param("zero", "count", "ZeRO stage (0-3; 1 = Megatron's distributed optimizer)", default="0", minimum=0,
+              maximum=3),
+        Param("tensor_parallel", "count", "Tensor-parallel degree TP", default="1", maximum=_MAX_DEGREE),
+        Param("pipeline_parallel", "count", "Pipeline-parallel degree PP", default="1", maximum=_MAX_DEGREE),
+        _PRECISION,
+    ),
+    results=(
+        Result("params_bytes", "Weights per device", "bytes"),
+        Result("grads_bytes", "Gradients per device", "bytes"),
+        Result("optimizer_bytes", "Optimizer states per device", "bytes"),
+        Result("model_states_bytes", "Model states per device", "bytes"),
+        Result("bytes_per_param", "Bytes per local parameter", "ratio"),
+    ),
+    compute=_compute_memory,
+    example={"params": "7.5e9", "data_parallel": "64", "zero": "1"},
+)
+
+_MODEL_SHAPE = (
+    Param("seq_len", "count", "Sequence length s (tokens)", required=True, maximum=_model.MAX_SEQ_LEN),
+    Param("micro_batch", "count", "Microbatch size b (sequences)", default="1"),
+    Param("hidden", "count", "Hidden size h", required=True, maximum=_model.MAX_HIDDEN),
+    Param("heads", "count", "Attention heads a", required=True, maximum=_model.MAX_HIDDEN),
+    Param("layers", "count", "Layers l", required=True, maximum=_model.MAX_LAYERS),
+)
+
+
+def _compute_activations(v: dict) -> dict:
+    a = _memory.activations(
+        v["seq_len"], v["micro_batch"], v["hidden"], v["heads"], v["layers"],
+        tensor_parallel=v["tensor_parallel"], sequence_parallel=v["sequence_parallel"], recompute=v["recompute"],
+        pipeline_parallel=v["pipeline_parallel"], interleave=v["interleave"], microbatches=v["microbatches"],
+        kv_heads=v["kv_heads"], ffn_hidden=v["ffn_hidden"], gated_mlp=v["gated_mlp"],
+        context_parallel=v["context_parallel"],
+    )
+    return {
+        "per_layer_bytes": a.per_layer_bytes,
+        "total_bytes": a.total_bytes,
+        "layers_in_flight": a.layers_in_flight,
+        "in_flight_factor": a.in_flight_factor,
+        "stored_bytes": a.stored_bytes,
+        "recompute_working_bytes": a.recompute_working_bytes,
+    }
+
+
+ACTIVATIONS = Command(
+    name="activations",
+    title="Activation memory per device (Korthikanti et al. 2022)",
+    params=_MODEL_SHAPE + (
+        Param("tensor_parallel", "count", "Tensor-parallel degree t", default="1", maximum=_MAX_DEGREE),
+        Param("sequence_parallel", "flag", "Sequence parallelism", default="false"),
+        _RECOMPUTE,
+        Param("pipeline_parallel", "count", "Pipeline stages p", default="1", maximum=_MAX_DEGREE),
+        Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024),
+        Param("microbatches", "count", "Microbatches per step m", help="Blank: enough to fill the warm-up (2p)."),
+        Param("context_parallel", "count", "Context-parallel degree c", default="1", maximum=_MAX_DEGREE),
+        Param("kv_heads", "count", "Key/value heads", help="Blank: = heads.", maximum=_model.MAX_HIDDEN),
+        Param("ffn_hidden", "count", "MLP width f", help="Blank: 4h.", maximum=16 * _model.MAX_HIDDEN),
+        Param("gated_mlp", "flag", "Gated MLP (SwiGLU)", default="false"),
+    ),
+    results=(
+        Result("per_layer_bytes", "Per layer, per microbatch", "bytes"),
+        Result("total_bytes", "First pipeline stage under 1F1B", "bytes"),
+        Result("layers_in_flight", "Layer-microbatches held", "count"),
+        Result("in_flight_factor", "Held / l (1 + (p−1)/(p·v))", "ratio"),
+        Result("recompute_working_bytes", "Recomputation working set", "bytes"),
+    ),
+    compute=_compute_activations,
+    example={"seq_len": "2048", "micro_batch": "1", "hidden": "12288", "heads": "96", "layers": "96",
+             "tensor_parallel": "8", "sequence_parallel": "true", "recompute": "selective",
+             "pipeline_parallel": "8"},
+)
+
+
+def _compute_flops(v: dict) -> dict:
+    heads = v["heads"] if v["heads"] is not None else 1
+    if v["kv_heads"] is not None and v["heads"] is None:
+        raise CalcError("heads", "given when kv_heads is given", "")
+    m = _model.model(v["layers"], v["hidden"], heads, v["vocab"], v["seq_len"], kv_heads=v["kv_heads"],
+                     ffn_hidden=v["ffn_hidden"], gated_mlp=v["gated_mlp"])
+    f = _compute.training_flops(m, v["global_batch"], v["recompute"])
+    return {
+        "flops_per_iteration": f.hardware_flops,
+        "model_flops_per_iteration": f.model_flops,
+        "forward_flops": f.forward_flops,
+        "recompute_flops": f.recompute_flops,
+        "flops_per_token": f.flops_per_token,
+    }
+
+
+FLOPS = Command(
+    name="flops",
+    title="FLOPs per iteration (Narayanan et al. 2021, Eq. 3)",
+    params=(
+        Param("layers", "count", "Layers l", required=True, maximum=_model.MAX_LAYERS),
+        Param("hidden", "count", "Hidden size h", required=True, maximum=_model.MAX_HIDDEN),
+        Param("seq_len", "count", "Sequence length s", required=True, maximum=_model.MAX_SEQ_LEN),
+        Param("vocab", "count", "Vocabulary V", required=True, maximum=_model.MAX_VOCAB),
+        Param("global_batch", "count", "Global batch B (sequences)", required=True),
+        Param("recompute", "choice", "Recomputation (full: Eq. 3's 4 passes)", default="full",
+              choices=_memory.RECOMPUTE),
+        Param("heads", "count", "Heads (only with kv_heads)", maximum=_model.MAX_HIDDEN),
+        Param("kv_heads", "count", "Key/value heads", help="Blank: = heads.", maximum=_model.MAX_HIDDEN),
+        Param("ffn_hidden", "count", "MLP width f", help="Blank: 4h.", maximum=16 * _model.MAX_HIDDEN),
+        Param("gated_mlp", "flag", "Gated MLP (SwiGLU)", default="false"),
+    ),
+    results=(
+        Result("flops_per_iteration", "Hardware FLOPs per iteration", "flops"),
+        Result("model_flops_per_iteration", "Model FLOPs per iteration (3 passes)", "flops"),
+        Result("flops_per_token", "Model FLOPs per token", "flops"),
+    ),
+    compute=_compute_flops,
+    example={"layers": "96", "hidden": "12288", "seq_len": "2048", "vocab": "51200", "global_batch": "1536"},
+)
+
+
+def _compute_train_time(v: dict) -> dict:
+    r = _compute.train_time(v["params"], v["tokens"], v["gpus"], v["flops_per_gpu"], v["recompute"])
+    return {"seconds": r.seconds, "days": r.days, "total_flops": r.total_flops}
+
+
+TRAIN_TIME = Command(
+    name="train-time",
+    title="End-to-end training time (Narayanan et al. 2021, Eq. 4)",
+    params=(
+        Param("params", "count", "Parameters P", required=True, maximum=_MAX_PARAMS),
+        Param("tokens", "count", "Training tokens T", required=True, maximum=float(_compute.MAX_TOKENS)),
+        Param("gpus", "count", "GPUs n", required=True, maximum=_MAX_DEGREE),
+        Param("flops_per_gpu", "flop_rate", "Achieved FLOP/s per GPU X (e.g. 140TFLOP/s)", required=True),
+        Param("recompute", "choice", "Recomputation (full: 8TP/(nX); none: 6TP/(nX))", default="full",
+              choices=("full", "none")),
+    ),
+    results=(
+        Result("days", "Training time", "days"),
+        Result("seconds", "Training time", "seconds"),
+        Result("total_flops", "Total FLOPs", "flops"),
+    ),
+    compute=_compute_train_time,
+    example={"params": "175e9", "tokens": "300e9", "gpus": "1024", "flops_per_gpu": "140TFLOP/s"},
+)
+
+
+def _compute_bubble(v: dict) -> dict:
+    b = _pipeline.bubble(v["stages"], v["microbatches"], v["interleave"])
+    return {"bubble_fraction": b.bubble_fraction, "bubble_share": b.bubble_share}
+
+
+_STAGES = (
+    Param("stages", "count", "Pipeline stages p", default="8", maximum=_MAX_DEGREE),
+    Param("microbatches", "count", "Microbatches per step m", default="32"),
+    Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024),
+)
+
+BUBBLE = Command(
+    name="bubble",
+    title="Pipeline bubble",
+    params=_STAGES,
+    results=(
+        Result("bubble_fraction", "Bubble / ideal compute time (p−1)/(v·m) (Megatron)", "ratio"),
+        Result("bubble_share", "Bubble / total time (p−1)/(v·m + p−1) (GPipe)", "ratio"),
+    ),
+    compute=_compute_bubble,
+    example={"stages": "8", "microbatches": "32"},
+)
+
+
+def _compute_schedule(v: dict) -> dict:
+    s = _pipeline.schedule(v["kind"], v["stages"], v["microbatches"], v["interleave"], v["backward_slots"])
+    return {
+        "ops": [{"stage": o.stage, "chunk": o.chunk, "microbatch": o.microbatch, "kind": o.kind,
+                 "start": o.start, "duration": o.duration} for o in s.ops],
+        "makespan_slots": s.makespan_slots,
+        "ideal_slots": s.ideal_slots,
+        "bubble_fraction": s.bubble_fraction,
+        "peak_in_flight": list(s.peak_in_flight),
+    }
+
+
+SCHEDULE = Command(
+    name="schedule",
+    title="Pipeline schedule (GPipe, 1F1B, interleaved 1F1B)",
+    params=(Param("kind", "choice", "Schedule", default="1f1b", choices=_pipeline.SCHEDULES),) + (
+        Param("stages", "count", "Pipeline stages p", default="4", maximum=_MAX_DEGREE),
+        Param("microbatches", "count", "Microbatches per step m", default="8"),
+        Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024),
+        Param("backward_slots", "count", "Slots per backward (a forward is 1)", default="2", maximum=16),
+    ),
+    results=(
+        Result("makespan_slots", "Makespan (slots)", "count"),
+        Result("bubble_fraction", "Measured bubble / ideal", "ratio"),
+        Result("peak_in_flight", "Peak chunks in flight per stage", "json"),
+        Result("ops", "Operations", "json"),
+    ),
+    compute=_compute_schedule,
+    example={"kind": "1f1b", "stages": "4", "microbatches": "8"},
+)
+
+# ---------------------------------------------------------------------------- collectives
+
+
+def _collective_dict(r: _coll.Collective) -> dict:
+    return {
+        "time_s": r.time_s,
+        "latency_s": r.latency_s,
+        "bandwidth_s": r.bandwidth_s,
+        "steps": r.steps,
+        "bytes_sent_per_rank": r.bytes_sent_per_rank,
+        "algbw_bytes_per_s": r.algbw_bytes_per_s,
+        "busbw_bytes_per_s": r.busbw_bytes_per_s,
+        "operation": r.operation,
+        "algorithm": r.algorithm,
+        "ranks": r.ranks,
+        "payload_bytes": r.payload_bytes,
+    }
+
+
+_LINK = (
+    Param("ranks", "count", "Ranks p", default="8"),
+    Param("payload", "size", "Payload S (nccl-tests size: the full array; e.g. 512MiB)", default="512MiB"),
+    Param("bandwidth", "bandwidth", "Effective per-rank bandwidth β (e.g. 450GB/s)", default="450GB/s"),
+    Param("startup", "time", "Per-step startup α (e.g. 1us)", default="1us"),
+)
+_COLLECTIVE_RESULTS = (
+    Result("time_s", "Time", "seconds"),
+    Result("latency_s", "Startup term", "seconds"),
+    Result("bandwidth_s", "Bandwidth term", "seconds"),
+    Result("bytes_sent_per_rank", "Bytes sent per rank", "bytes"),
+    Result("algbw_bytes_per_s", "Algorithm bandwidth S/T", "bytes_per_s"),
+    Result("busbw_bytes_per_s", "Bus bandwidth (nccl-tests)", "bytes_per_s"),
+    Result("algorithm", "Algorithm", "text"),
+)
+
+
+def _gather_like_command(name: str, title: str, fn: Callable) -> Command:
+    def compute(v: dict) -> dict:
+        return _collective_dict(fn(v["ranks"], v["payload"], v["bandwidth"], v["startup"]))
+
+    return Command(name=name, title=title, params=_LINK, results=_COLLECTIVE_RESULTS, compute=compute,
+                   example={"ranks": "8", "payload": "512MiB", "bandwidth": "450GB/s", "startup": "1us"})
+
+
+GATHER_LIKE = (
+    _gather_like_command("allgather", "Ring all-gather", _coll.allgather),
+    _gather_like_command("reducescatter", "Ring reduce-scatter", _coll.reducescatter),
+    _gather_like_command("alltoall", "Pairwise all-to-all", _coll.alltoall),
+    _gather_like_command("broadcast", "Pipelined-ring broadcast", _coll.broadcast),
+)
+
+
+def _compute_allreduce_algorithms(v: dict) -> dict:
+    args = (v["ranks"], v["payload"], v["bandwidth"], v["startup"])
+    ring = _coll.ring_allreduce(*args).time_s
+    pow2 = v["ranks"] & (v["ranks"] - 1) == 0
+    rab = _coll.rabenseifner_allreduce(*args).time_s if pow2 else None
+    rd = _coll.recursive_doubling_allreduce(*args).time_s if pow2 else None
+    times = {"ring": ring, "Rabenseifner": rab, "recursive doubling": rd}
+    return {"ring_time_s": ring, "rabenseifner_time_s": rab, "recursive_doubling_time_s": rd,
+            "fastest": min((t, k) for k, t in times.items() if t is not None)[1]}
+
+
+ALLREDUCE_ALGORITHMS = Command(
+    name="allreduce-algorithms",
+    title="All-reduce algorithms compared (ring, Rabenseifner, recursive doubling)",
+    params=_LINK,
+    results=(
+        Result("ring_time_s", "Ring", "seconds"),
+        Result("rabenseifner_time_s", "Rabenseifner (p a power of two)", "seconds"),
+        Result("recursive_doubling_time_s", "Recursive doubling (p a power of two)", "seconds"),
+        Result("fastest", "Fastest", "text"),
+    ),
+    compute=_compute_allreduce_algorithms,
+    example={"ranks": "8", "payload": "1GB", "bandwidth": "100GB/s", "startup": "5us"},
+)
+
+
+def _compute_two_level(v: dict) -> dict:
+    r = _coll.two_level_allreduce(v["ranks"], v["gpus_per_node"], v["payload"], v["intra_node_bandwidth"],
+                                  v["inter_node_bandwidth"], v["intra_node_startup"], v["inter_node_startup"])
+    flat = _coll.ring_allreduce(v["ranks"], v["payload"], v["inter_node_bandwidth"], v["inter_node_startup"])
+    return {"time_s": r.time_s, "intra_node_s": r.intra_node_s, "inter_node_s": r.inter_node_s,
+            "flat_ring_time_s": flat.time_s, "nodes": r.nodes,
+            "bytes_sent_intra_per_rank": r.bytes_sent_intra_per_rank,
+            "bytes_sent_inter_per_rank": r.bytes_sent_inter_per_rank,
+            "algbw_bytes_per_s": r.algbw_bytes_per_s, "busbw_bytes_per_s": r.busbw_bytes_per_s}
+
+
+TWO_LEVEL = Command(
+    name="allreduce-two-level",
+    title="Two-level all-reduce (inside nodes, then across)",
+    params=(
+        Param("ranks", "count", "Ranks p", default="64"),
+        Param("gpus_per_node", "count", "GPUs per node g", default="8", maximum=1024),
+        Param("payload", "size", "Payload n per rank", default="1GB"),
+        Param("intra_node_bandwidth", "bandwidth", "Bandwidth inside a node", default="450GB/s"),
+        Param("inter_node_bandwidth", "bandwidth", "Bandwidth across nodes (per GPU)", default="50GB/s"),
+        Param("intra_node_startup", "time", "Startup inside a node", default="1us"),
+        Param("inter_node_startup", "time", "Startup across nodes", default="5us"),
+    ),
+    results=(
+        Result("time_s", "Two-level time", "seconds"),
+        Result("intra_node_s", "Inside nodes (reduce-scatter + all-gather)", "seconds"),
+        Result("inter_node_s", "Across nodes (ring of n/g)", "seconds"),
+        Result("flat_ring_time_s", "Flat ring at the inter-node bandwidth", "seconds"),
+    ),
+    compute=_compute_two_level,
+    example={"ranks": "64", "gpus_per_node": "8", "payload": "1GB"},
+)
+
+# ---------------------------------------------------------------------------- plan and search
+
+_SPEC_MODEL = (
+    Param("layers", "count", "Layers l", required=True, maximum=_model.MAX_LAYERS, section="model"),
+    Param("hidden", "count", "Hidden size h", required=True, maximum=_model.MAX_HIDDEN, section="model"),
+    Param("heads", "count", "Attention heads a", required=True, maximum=_model.MAX_HIDDEN, section="model"),
+    Param("kv_heads", "count", "Key/value heads (grouped-query attention)", help="Blank: = heads.",
+          maximum=_model.MAX_HIDDEN, section="model"),
+    Param("ffn_hidden", "count", "MLP width f (per expert)", help="Blank: 4 × hidden.",
+          maximum=16 * _model.MAX_HIDDEN, section="model"),
+    Param("gated_mlp", "flag", "Gated MLP (SwiGLU: three matrices)", default="false", section="model"),
+    Param("vocab", "count", "Vocabulary V", required=True, maximum=_model.MAX_VOCAB, section="model"),
+    Param("seq_len", "count", "Sequence length s (tokens)", required=True, maximum=_model.MAX_SEQ_LEN,
+          section="model"),
+    Param("tied_embeddings", "flag", "Output head tied to the embedding", default="false", section="model"),
+    Param("biases", "flag", "Biases in linear layers and norms (GPT-3 style)", default="false", section="model"),
+    Param("learned_positions", "flag", "Learned position embeddings (GPT-3 style; else rotary)", default="false",
+          section="model"),
+    Param("experts", "count", "Experts per MoE layer (1: dense)", default="1", maximum=_model.MAX_EXPERTS,
+          section="model"),
+    Param("top_k", "count", "Experts per token", default="1", maximum=_model.MAX_EXPERTS, section="model"),
+    Param("moe_layer_freq", "count", "Every k-th layer is MoE (1: all)", default="1", maximum=_model.MAX_LAYERS,
+          section="model"),
+)
+_SPEC_BATCH = (
+    Param("micro_batch", "count", "Microbatch size b (sequences)", default="1", section="batch"),
+    Param("global_batch", "count", "Global batch (sequences per step)", required=True, section="batch"),
+)
+_SPEC_HARDWARE = (
+    Param("gpus", "count", "GPUs", required=True, maximum=float(_plan.MAX_GPUS), section="hardware"),
+    Param("gpus_per_node", "count", "GPUs per node", default="8", maximum=1024, section="hardware"),
+    Param("memory", "size", "Memory per GPU (e.g. 80GB)", required=True, section="hardware"),
+    Param("flops_per_gpu", "flop_rate", "Peak FLOP/s per GPU (e.g. 989TFLOP/s)", required=True,
+          section="hardware"),
+    Param("compute_efficiency", "number", "Achieved / peak FLOP/s of the compute (0 < x <= 1)", default="1",
+          minimum=0, maximum=1.0, section="hardware"),
+    Param("intra_node_bandwidth", "bandwidth", "Per-GPU bandwidth inside a node (e.g. 450GB/s)", required=True,
+          section="hardware"),
+    Param("inter_node_bandwidth", "bandwidth", "Per-GPU bandwidth across nodes (e.g. 50GB/s)", required=True,
+          section="hardware"),
+    Param("startup", "time", "Per-message startup α (e.g. 5us)", default="5us", section="hardware"),
+)
+_SPEC_PARALLEL = tuple(
+    Param(name, "count", label, default="1", maximum=_MAX_DEGREE, section="parallel")
+    for name, label in (("data", "Data-parallel degree"), ("tensor", "Tensor-parallel degree"),
+                        ("pipeline", "Pipeline stages"), ("context", "Context-parallel degree"),
+                        ("expert", "Expert-parallel degree"))
+) + (
+    Param("zero", "count", "ZeRO stage (0-3)", default="0", minimum=0, maximum=3, section="parallel"),
+    Param("sequence_parallel", "flag", "Sequence parallelism", default="false", section="parallel"),
+    Param("recompute", "choice", "Activation recomputation", default="none", choices=_memory.RECOMPUTE,
+          section="parallel"),
+    Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024, section="parallel"),
+)
+_SPEC_TRAINING = (
+    Param("precision", "choice", "Precision recipe", default="bf16-adam", choices=tuple(_model.PRECISIONS),
+          section="training"),
+    Param("tokens", "count", "Training tokens (for the training time)", maximum=1e16, section="training"),
+)
+
+
+def _spec_model(v: dict) -> _model.Model:
+    return _model.model(
+        v["layers"], v["hidden"], v["heads"], v["vocab"], v["seq_len"], kv_heads=v["kv_heads"],
+        ffn_hidden=v["ffn_hidden"], gated_mlp=v["gated_mlp"], tied_embeddings=v["tied_embeddings"],
+        biases=v["biases"], learned_positions=v["learned_positions"], experts=v["experts"], top_k=v["top_k"],
+        moe_layer_freq=v["moe_layer_freq"],
+    )
+
+
+def _spec_hardware(v: dict) -> _plan.Hardware:
+    if v["compute_efficiency"] == 0:
+        raise CalcError("compute_efficiency", "a number > 0 and <= 1", 0)
+    return _plan.hardware(v["gpus"], v["memory"], v["flops_per_gpu"], v["intra_node_bandwidth"],
+                          v["inter_node_bandwidth"], v["startup"], v["gpus_per_node"], v["compute_efficiency"])
+
+
+def _compute_plan(v: dict) -> dict:
+    par = _plan.parallel(v["data"], v["tensor"], v["pipeline"], v["context"], v["expert"], v["zero"],
+                         v["sequence_parallel"], v["recompute"], v["interleave"])
+    p = _plan.plan(_spec_model(v), v["micro_batch"], v["global_batch"], _spec_hardware(v), par, v["precision"],
+                   v["tokens"])
+    return p.as_dict()
+
+
+_LLAMA3_8B = {
+    "layers": "32", "hidden": "4096", "heads": "32", "kv_heads": "8", "ffn_hidden": "14336", "gated_mlp": "true",
+    "vocab": "128256", "seq_len": "8192", "micro_batch": "1", "global_batch": "512", "gpus": "64",
+    "gpus_per_node": "8", "memory": "80GB", "flops_per_gpu": "989TFLOP/s", "intra_node_bandwidth": "450GB/s",
+    "inter_node_bandwidth": "50GB/s", "startup": "5us",
+}
+
+PLAN = Command(
+    name="plan",
+    title="Execution plan",
+    params=_SPEC_MODEL + _SPEC_BATCH + _SPEC_HARDWARE + _SPEC_PARALLEL + _SPEC_TRAINING,
+    results=(
+        Result("step_time_s", "Step time", "seconds"),
+        Result("compute_time_s", "Compute", "seconds"),
+        Result("bubble_time_s", "Pipeline bubble", "seconds"),
+        Result("exposed_communication_s", "Exposed communication", "seconds"),
+        Result("bubble_fraction", "Bubble / ideal compute (p−1)/(v·m)", "ratio"),
+        Result("microbatches_per_step", "Microbatches per step m", "microbatches"),
+        Result("tokens_per_s", "Throughput", "tokens_per_s"),
+        Result("mfu", "MFU", "percent"),
+        Result("hfu", "HFU", "percent"),
+        Result("memory_per_device", "Memory per device (most loaded stage)", "json"),
+        Result("communications", "Communication per step", "json"),
+        Result("stages", "What each stage holds", "json"),
+        Result("uneven_split", "Uneven layer split", "text"),
+    ),
+    compute=_compute_plan,
+    example={**_LLAMA3_8B, "data": "8", "tensor": "8", "pipeline": "1", "context": "1", "expert": "1", "zero": "1",
+             "sequence_parallel": "true", "recompute": "selective", "interleave": "1"},
+)
+
+
+def _compute_search(v: dict) -> dict:
+    r = _search.search(_spec_model(v), v["global_batch"], _spec_hardware(v), v["precision"], top=v["top"],
+                       max_micro_batch=v["max_micro_batch"], micro_batch=v["micro_batch"], tokens=v["tokens"])
+    return r.as_dict()
+
+
+SEARCH = Command(
+    name="search",
+    title="Configuration search",
+    params=_SPEC_MODEL + (
+        Param("micro_batch", "count", "Microbatch size (blank: searched)", section="batch"),
+    ) + _SPEC_BATCH[1:] + _SPEC_HARDWARE + _SPEC_TRAINING + (
+        Param("top", "count", "Plans to return (fastest first)", default="10", maximum=_search.MAX_TOP),
+        Param("max_micro_batch", "count", "Largest microbatch tried", default="16", maximum=1024),
+    ),
+    results=(
+        Result("plans", "Plans that fit, fastest first", "json"),
+        Result("feasible", "Configurations that fit", "count"),
+        Result("refused_count", "Configurations refused", "count"),
+        Result("refused_by_reason", "Refused, by reason", "json"),
+    ),
+    compute=_compute_search,
+    example={k: x for k, x in _LLAMA3_8B.items() if k != "micro_batch"},
+)
+
 #: Every command, by its CLI name.
-COMMANDS: dict[str, Command] = {c.name: c for c in (BATCH, ALLREDUCE, SCALING, CAPACITY)}
+COMMANDS: dict[str, Command] = {
+    c.name: c
+    for c in (BATCH, ALLREDUCE, MEMORY, ACTIVATIONS, FLOPS, TRAIN_TIME, BUBBLE, SCHEDULE, *GATHER_LIKE,
+              ALLREDUCE_ALGORITHMS, TWO_LEVEL, PLAN, SEARCH, SCALING, CAPACITY)
+}
 
 
 

@@ -1,6 +1,8 @@
 """``python -m calc``: the command line, built from :data:`calc.api.COMMANDS`.
 
 Every option is a command parameter spelled with dashes (``--micro-batch``).
+``plan`` and ``search`` take a positional SPEC.json instead (see :mod:`calc.spec`);
+its fields are named ``section.field`` in error messages (``model.kv_heads``).
 Output is a short readable summary with units, or with ``--json`` one JSON
 object. Bad input: exit status 2 and one line on stderr naming the parameter.
 """
@@ -14,6 +16,7 @@ from collections.abc import Sequence
 
 from .api import COMMANDS, Command, evaluate, format_result
 from .errors import CalcError
+from .spec import flatten, parse_text, qualified
 
 __all__ = ["main"]
 
@@ -28,9 +31,20 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+def _spec_fields(cmd: Command) -> dict[str, str]:
+    """Flat field name → SPEC.json section, for commands that read a SPEC (else empty)."""
+    return {p.name: p.section for p in cmd.params if p.section}
+
+
 def _add_command(sub: argparse._SubParsersAction, cmd: Command) -> None:
     p = sub.add_parser(cmd.name, help=cmd.title, description=cmd.title)
+    fields = _spec_fields(cmd)
+    if fields:
+        sections = ", ".join(dict.fromkeys(fields.values()))
+        p.add_argument("spec", metavar="SPEC.json", help=f"a JSON object with the sections {sections}")
     for param in cmd.params:
+        if param.section:
+            continue
         flag = "--" + param.name.replace("_", "-")
         if param.kind == "flag":
             p.add_argument(flag, dest=param.name, action="store_const", const="true", help=param.label)
@@ -55,13 +69,27 @@ def render_text(cmd: Command, result: dict) -> str:
     return "\n".join(lines)
 
 
+def _read(path: str) -> str:
+    """The SPEC file's text (the one place ``calc`` reads a file)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise CalcError("SPEC.json", f"a readable UTF-8 file ({e.__class__.__name__})", path) from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     cmd = COMMANDS[args.command]
-    raw = {p.name: getattr(args, p.name) for p in cmd.params if getattr(args, p.name) is not None}
+    fields = _spec_fields(cmd)
+    raw = {p.name: getattr(args, p.name) for p in cmd.params
+           if not p.section and getattr(args, p.name) is not None}
     try:
+        if fields:
+            raw.update(flatten(parse_text(_read(args.spec)), fields))
         result = evaluate(cmd.name, raw)
     except CalcError as e:
+        e.param = qualified(e.param, fields)
         sys.stderr.write(f"python -m calc {cmd.name}: error: {e}\n")
         return EXIT_USAGE
     print(json.dumps(result) if args.json else render_text(cmd, result))

@@ -1,0 +1,250 @@
+"""Memory per device: model states under ZeRO, and activations.
+
+**Model states** of ``Ψ`` parameters with a precision recipe of ``k_p``, ``k_g``,
+``k_o`` bytes per parameter (weights, gradients, optimizer state; 2, 2, 12 for
+the 16-byte ZeRO recipe), on a data-parallel group of ``N_d``::
+
+    stage 0   (k_p + k_g + k_o)·Ψ
+    stage 1   (k_p + k_g)·Ψ + k_o·Ψ/N_d          P_os  (= Megatron's distributed optimizer)
+    stage 2   k_p·Ψ + (k_g + k_o)·Ψ/N_d          P_os+g
+    stage 3   (k_p + k_g + k_o)·Ψ/N_d            P_os+g+p
+
+Source: Rajbhandari et al. 2020, §5 and Table 1.
+
+**Activations** per transformer layer after Korthikanti et al. 2022 (§4, Table 2),
+in 16-bit elements of ``s·b·h`` (``s`` tokens per sequence on this device,
+``b`` microbatch, ``h`` hidden), ``t`` = TP degree, ``a`` heads::
+
+    no parallelism    s·b·h·(34 + 5·a·s/h)
+    TP                s·b·h·(10 + 24/t + 5·a·s/(h·t))
+    TP + SP           s·b·h·(34/t + 5·a·s/(h·t))
+    selective         drops the 5·a·s/h term (attention scores, softmax, dropout)
+    full recompute    2·s·b·h per layer (its input; /t with SP)
+
+The general form used here keeps the paper's accounting (each operator keeps
+its input; dropout masks take one byte) for any MLP width ``f``, a gated MLP
+and grouped-query attention (``r = h_kv/h``)::
+
+    replicated (÷t only with SP)   10    two norm inputs 4, QKV input 2, MLP input 2, two dropout masks 2
+    split by TP                    4 + 4r  Q 2, K 2r, V 2r, output projection input 2
+                                   + 4f/h  activation input and output (GeLU), or
+                                   + 6f/h  gate and up (the SwiGLU input) 4f/h, its output 2f/h
+    scores (÷t)                    5·a·s_q·s_k/h: softmax output 2, dropout mask 1, dropout output 2
+
+For ``f = 4h``, ``r = 1`` these are the paper's 10 and 24. In an MoE layer the MLP
+term is multiplied by ``top_k`` (each token visits ``k`` experts; capacity factor
+1; dispatch buffers not counted). With context parallelism ``c`` each device
+holds ``s/c`` tokens and its queries' scores against all ``s`` keys.
+Dropout masks are counted as in the paper even though most current recipes train
+without dropout (then ``2·s·b·h`` plus the ``a·s²·b`` mask are not needed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .check import count
+from .errors import CalcError
+from .model import MAX_HIDDEN, MAX_LAYERS, MAX_SEQ_LEN, precision as _precision
+from .pipeline import in_flight_chunks, stage_layers
+
+__all__ = [
+    "ModelStates",
+    "shard_states",
+    "model_states",
+    "RECOMPUTE",
+    "layer_activation_bytes",
+    "Activations",
+    "activations",
+    "MAX_PARAMS",
+    "MAX_DEGREE",
+]
+
+#: Largest parameter count accepted: 10^15 (a thousand times GPT-3).
+MAX_PARAMS = 10**15
+#: Largest degree of any one kind of parallelism: 10^7.
+MAX_DEGREE = 10**7
+#: Activation recomputation choices (Korthikanti et al. 2022 §5).
+RECOMPUTE = ("none", "selective", "full")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStates:
+    """Bytes of model states on one device."""
+
+    params_bytes: float
+    grads_bytes: float
+    optimizer_bytes: float
+    model_states_bytes: float  #: the sum
+
+
+def _zero_stage(zero: object) -> int:
+    return count("zero", zero, minimum=0, maximum=3)
+
+
+def shard_states(params: float, precision: str, zero: int, data_parallel: int) -> ModelStates:
+    """``k_p·Ψ/(N_d if ZeRO-3)``, ``k_g·Ψ/(N_d if >= 2)``, ``k_o·Ψ/(N_d if >= 1)`` bytes.
+
+    ``params`` is what the device holds before ZeRO (after TP, PP and EP).
+    Source: Rajbhandari et al. 2020 §5.
+
+    >>> shard_states(7.5e9, "bf16-adam", 1, 4).model_states_bytes / 1e9
+    52.5
+    """
+    rec = _precision(precision)
+    z = _zero_stage(zero)
+    n = data_parallel
+    p = rec.param_bytes * params / (n if z >= 3 else 1)
+    g = rec.grad_bytes * params / (n if z >= 2 else 1)
+    o = rec.optimizer_bytes * params / (n if z >= 1 else 1)
+    return ModelStates(p, g, o, p + g + o)
+
+
+def model_states(
+    params: float,
+    data_parallel: int = 1,
+    zero: int = 0,
+    precision: str = "bf16-adam",
+    tensor_parallel: int = 1,
+    pipeline_parallel: int = 1,
+) -> ModelStates:
+    """Per-device model states of ``Ψ/(t·p)`` parameters sharded by ZeRO over ``N_d``.
+
+    Assumes the parameters split evenly over TP × PP (``calc.plan`` places the
+    embeddings and the replicated norms exactly). The ZeRO paper's Table 1
+    (7.5B, N_d = 64, in GB = 1e9 B):
+
+    >>> [round(model_states(7.5e9, 64, z).model_states_bytes / 1e9, 2) for z in (1, 2, 3)]
+    [31.41, 16.64, 1.88]
+    """
+    psi = count("params", params, maximum=MAX_PARAMS)
+    d = count("data_parallel", data_parallel, maximum=MAX_DEGREE)
+    t = count("tensor_parallel", tensor_parallel, maximum=MAX_DEGREE)
+    pp = count("pipeline_parallel", pipeline_parallel, maximum=MAX_DEGREE)
+    return shard_states(psi / (t * pp), precision, _zero_stage(zero), d)
+
+
+def _recompute(recompute: object) -> str:
+    if recompute not in RECOMPUTE:
+        raise CalcError("recompute", "one of " + ", ".join(RECOMPUTE), recompute)
+    return recompute  # type: ignore[return-value]
+
+
+def layer_activation_bytes(
+    seq_len: int,
+    micro_batch: int,
+    hidden: int,
+    heads: int,
+    *,
+    tensor_parallel: int = 1,
+    sequence_parallel: bool = False,
+    recompute: str = "none",
+    kv_heads: int | None = None,
+    ffn_hidden: int | None = None,
+    gated_mlp: bool = False,
+    context_parallel: int = 1,
+    moe_top_k: int = 0,
+    activation_bytes: int = 2,
+) -> float:
+    """Bytes one layer keeps for its backward: ``s·b·h·(34 + 5·a·s/h)`` without parallelism.
+
+    The general form is in the module docstring; ``moe_top_k > 0`` marks an MoE
+    layer (MLP term × k). ``activation_bytes`` scales the paper's 16-bit figures.
+    Source: Korthikanti et al. 2022, §4.1-4.2 and Table 2.
+
+    The GPT-3 layer of the paper (``s`` 2048, ``b`` 1, ``h`` 12288, ``a`` 96, ``t`` 8):
+
+    >>> layer_activation_bytes(2048, 1, 12288, 96)
+    2868903936.0
+    >>> layer_activation_bytes(2048, 1, 12288, 96, tensor_parallel=8, sequence_parallel=True, recompute="selective")
+    106954752.0
+    """
+    s = count("seq_len", seq_len, maximum=MAX_SEQ_LEN)
+    b = count("micro_batch", micro_batch)
+    h = count("hidden", hidden, maximum=MAX_HIDDEN)
+    a = count("heads", heads, maximum=MAX_HIDDEN)
+    t = count("tensor_parallel", tensor_parallel, maximum=MAX_DEGREE)
+    c = count("context_parallel", context_parallel, maximum=MAX_DEGREE)
+    kv = a if kv_heads is None else count("kv_heads", kv_heads, maximum=MAX_HIDDEN)
+    f = 4 * h if ffn_hidden is None else count("ffn_hidden", ffn_hidden, maximum=16 * MAX_HIDDEN)
+    mode = _recompute(recompute)
+    sp = 1 if not sequence_parallel else t
+    s_local = s / c
+    sbh = s_local * b * h
+    scale = activation_bytes / 2
+    if mode == "full":
+        return scale * 2 * sbh / sp
+    r = kv / a
+    mlp = (6 if gated_mlp else 4) * f / h * (moe_top_k or 1)
+    sharded = 4 + 4 * r + mlp
+    scores = 0.0 if mode == "selective" else 5 * a * s_local * s * b / t
+    return scale * (sbh * (10 / sp + sharded / t) + scores)
+
+
+@dataclass(frozen=True, slots=True)
+class Activations:
+    """Activation memory of the first pipeline stage under 1F1B."""
+
+    per_layer_bytes: float  #: one layer, one microbatch (Korthikanti et al. 2022)
+    layers_in_flight: float  #: layer-microbatches the first stage keeps at its peak
+    in_flight_factor: float  #: layers_in_flight / l (1 + (p−1)/(p·v) with interleaving)
+    stored_bytes: float  #: per_layer_bytes × layers_in_flight
+    recompute_working_bytes: float  #: full recompute: one layer's activations live while it is recomputed
+    total_bytes: float  #: stored + working
+
+
+def activations(
+    seq_len: int,
+    micro_batch: int,
+    hidden: int,
+    heads: int,
+    layers: int,
+    *,
+    tensor_parallel: int = 1,
+    sequence_parallel: bool = False,
+    recompute: str = "none",
+    pipeline_parallel: int = 1,
+    interleave: int = 1,
+    microbatches: int | None = None,
+    kv_heads: int | None = None,
+    ffn_hidden: int | None = None,
+    gated_mlp: bool = False,
+    context_parallel: int = 1,
+) -> Activations:
+    """First stage under 1F1B: ``per_layer × (l/p) × min(p, m)`` = ``l`` layers' worth when ``m >= p``.
+
+    Interleaved: ``× (1 + (p−1)/(p·v))`` (``l`` must split into ``p·v`` chunks).
+    ``microbatches`` blank means enough to fill the warm-up (``m >= 2p``). With full recomputation one layer's
+    full activations also live during its recomputation (counted once).
+    Source: Korthikanti et al. 2022, §4.2.2 (pipeline parallelism) and §5.
+
+    >>> a = activations(2048, 1, 12288, 96, 96, tensor_parallel=8, sequence_parallel=True,
+    ...                 recompute="selective", pipeline_parallel=8)
+    >>> a.per_layer_bytes, a.layers_in_flight, a.total_bytes / 2**30
+    (106954752.0, 96, 9.5625)
+    """
+    common = dict(tensor_parallel=tensor_parallel, kv_heads=kv_heads, ffn_hidden=ffn_hidden,
+                  gated_mlp=gated_mlp, context_parallel=context_parallel)
+    per_layer = layer_activation_bytes(seq_len, micro_batch, hidden, heads, sequence_parallel=sequence_parallel,
+                                       recompute=recompute, **common)
+    l = count("layers", layers, maximum=MAX_LAYERS)
+    p = count("pipeline_parallel", pipeline_parallel, maximum=MAX_DEGREE)
+    v = count("interleave", interleave, maximum=1024)
+    m = 2 * p * v if microbatches is None else count("microbatches", microbatches)
+    if v > 1:
+        if p == 1:
+            raise CalcError("interleave", "1 when pipeline_parallel is 1", v)
+        if l % (p * v):
+            raise CalcError("layers", f"a multiple of pipeline_parallel × interleave = {p * v}", l)
+        if m % p:
+            raise CalcError("microbatches", f"a multiple of pipeline_parallel ({p}) when interleaving", m)
+        chunk_layers = l // (p * v)
+    else:
+        chunk_layers = stage_layers(l, p)[0]
+    in_flight = in_flight_chunks(0, p, m, v) * chunk_layers
+    working = 0.0
+    if recompute == "full":
+        working = layer_activation_bytes(seq_len, micro_batch, hidden, heads, sequence_parallel=sequence_parallel,
+                                         recompute="none", **common)
+    stored = per_layer * in_flight
+    return Activations(per_layer, in_flight, in_flight / l, stored, working, stored + working)

@@ -1,0 +1,189 @@
+"""The CLI contract of issue 4: every engine command's --json keys, and exit status 2 with one line on bad input."""
+
+import json
+
+import pytest
+
+from calc.api import COMMANDS, evaluate, evaluate_for_page
+from calc.cli import main
+
+SPEC = {
+    "model": {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336, "gated_mlp": True,
+              "vocab": 128256, "seq_len": 8192},
+    "batch": {"micro_batch": 1, "global_batch": 512},
+    "hardware": {"gpus": 64, "gpus_per_node": 8, "memory": "80GB", "flops_per_gpu": "989TFLOP/s",
+                 "intra_node_bandwidth": "450GB/s", "inter_node_bandwidth": "50GB/s", "startup": "5us"},
+    "parallel": {"data": 8, "tensor": 8, "pipeline": 1, "context": 1, "expert": 1, "zero": 1,
+                 "sequence_parallel": True, "recompute": "selective", "interleave": 1},
+}
+
+
+def run(capsys, argv):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, argv):
+    code, out, err = run(capsys, argv + ["--json"])
+    assert code == 0 and err == ""
+    return json.loads(out)
+
+
+@pytest.fixture
+def spec_file(tmp_path):
+    def write(spec, name="spec.json"):
+        path = tmp_path / name
+        path.write_text(json.dumps(spec))
+        return str(path)
+
+    return write
+
+
+CONTRACT = [
+    ("memory --params 7.5e9 --data-parallel 64 --zero 1", {"params_bytes", "grads_bytes", "optimizer_bytes",
+                                                           "model_states_bytes"}),
+    ("activations --seq-len 2048 --micro-batch 1 --hidden 12288 --heads 96 --layers 96 --tensor-parallel 8 "
+     "--sequence-parallel --recompute selective --pipeline-parallel 8 --interleave 3", {"per_layer_bytes",
+                                                                                          "total_bytes"}),
+    ("flops --layers 96 --hidden 12288 --seq-len 2048 --vocab 51200 --global-batch 1536 --recompute full",
+     {"flops_per_iteration"}),
+    ("train-time --params 175e9 --tokens 300e9 --gpus 1024 --flops-per-gpu 140e12", {"seconds", "days"}),
+    ("bubble --stages 8 --microbatches 32 --interleave 8", {"bubble_fraction", "bubble_share"}),
+    ("allgather --ranks 8 --payload 512MiB --bandwidth 450GB/s --startup 1us",
+     {"time_s", "algbw_bytes_per_s", "busbw_bytes_per_s"}),
+    ("reducescatter --ranks 8 --payload 512MiB --bandwidth 450GB/s --startup 1us",
+     {"time_s", "algbw_bytes_per_s", "busbw_bytes_per_s"}),
+    ("alltoall --ranks 8 --payload 512MiB --bandwidth 450GB/s --startup 1us",
+     {"time_s", "algbw_bytes_per_s", "busbw_bytes_per_s"}),
+    ("broadcast --ranks 8 --payload 512MiB --bandwidth 450GB/s --startup 1us",
+     {"time_s", "algbw_bytes_per_s", "busbw_bytes_per_s"}),
+]
+
+
+@pytest.mark.parametrize("line,keys", CONTRACT, ids=[c[0].split()[0] for c in CONTRACT])
+def test_contract_keys(capsys, line, keys):
+    """Each command of the contract prints a JSON object with at least the contract's keys."""
+    assert keys <= set(run_json(capsys, line.split()))
+
+
+def test_memory_values(capsys):
+    """bf16-adam is 16 bytes per parameter at ZeRO 0."""
+    out = run_json(capsys, "memory --params 1e9".split())
+    assert out["model_states_bytes"] == 16e9 and out["params_bytes"] == 2e9
+
+
+def test_plan_keys(capsys, spec_file):
+    """plan SPEC.json --json: microbatches, memory with total_bytes, communications with the contract's fields."""
+    out = run_json(capsys, ["plan", spec_file(SPEC)])
+    assert {"microbatches_per_step", "memory_per_device", "communications", "step_time_s",
+            "bubble_fraction"} <= set(out)
+    assert "total_bytes" in out["memory_per_device"]
+    fields = {"strategy", "collective", "group_size", "bytes_per_call", "calls_per_step", "bytes_per_step",
+              "intra_node", "time_s"}
+    assert out["communications"] and all(fields <= set(c) for c in out["communications"])
+    assert {c["strategy"] for c in out["communications"]} <= {"data", "tensor", "pipeline", "context", "expert"}
+
+
+def test_plan_cli_equals_page_values(capsys, spec_file):
+    """The CLI's JSON and the page's values are the same text for every result."""
+    out = run_json(capsys, ["plan", spec_file(SPEC)])
+    flat = {k: v for section in SPEC.values() for k, v in section.items()}
+    page = json.loads(evaluate_for_page("plan", json.dumps(flat)))
+    assert page["ok"]
+    for key, text in page["values"].items():
+        assert json.loads(text) == out[key]
+
+
+def test_search_keys(capsys, spec_file):
+    """search SPEC.json --top 3 --json: plans fastest first with parallel, step time and memory."""
+    spec = {k: v for k, v in SPEC.items() if k != "parallel"}
+    out = run_json(capsys, ["search", spec_file(spec), "--top", "3"])
+    assert len(out["plans"]) == 3 and "refused" in out
+    assert all({"parallel", "step_time_s", "memory_per_device"} <= set(p) for p in out["plans"])
+    times = [p["step_time_s"] for p in out["plans"]]
+    assert times == sorted(times)
+
+
+def test_text_output(capsys):
+    """Without --json: one labelled line per result, with units."""
+    code, out, _ = run(capsys, "bubble --stages 8 --microbatches 32".split())
+    assert code == 0 and "0.2188" in out and "GPipe" in out
+
+
+@pytest.mark.parametrize(
+    "argv,line",
+    [
+        ("memory --params 7.5e9 --zero 4", "python -m calc memory: error: zero must be a whole number <= 3, got 4"),
+        ("memory --params 2e15", "python -m calc memory: error: params must be a whole number <= 1000000000000000, "
+                                 "got 2000000000000000.0"),
+        ("bubble --stages 8 --microbatches 12 --interleave 2",
+         "python -m calc bubble: error: microbatches must be a multiple of the pipeline stages (8) when "
+         "interleaving, got 12"),
+        ("train-time --params 1e9 --tokens 1e9 --gpus 8 --flops-per-gpu fast",
+         "python -m calc train-time: error: flops_per_gpu must be a rate such as 989TFLOP/s or 312e12 (FLOP/s), "
+         "got 'fast'"),
+        ("allgather --ranks 0", "python -m calc allgather: error: ranks must be a whole number >= 1, got 0"),
+        ("activations --seq-len 2048 --hidden 64 --heads 3 --layers 2 --recompute half",
+         "python -m calc activations: error: recompute must be one of none, selective, full, got 'half'"),
+    ],
+)
+def test_bad_values_exit_2_with_one_line(capsys, argv, line):
+    """Bad values: exit status 2 and exactly one line on stderr naming the parameter."""
+    code, out, err = run(capsys, argv.split())
+    assert code == 2 and out == "" and err == line + "\n"
+
+
+@pytest.mark.parametrize(
+    "edit,line",
+    [
+        (("model", "foo", 1), "python -m calc plan: error: model.foo must be a field of model (layers, hidden, "
+                              "heads, kv_heads, ffn_hidden, gated_mlp, vocab, seq_len, tied_embeddings, biases, "
+                              "learned_positions, experts, top_k, moe_layer_freq), got 1"),
+        (("model", "kv_heads", 7), "python -m calc plan: error: model.kv_heads must be a divisor of heads (32), got 7"),
+        (("hardware", "memory", "lots"), "python -m calc plan: error: hardware.memory must be a size such as 512MiB, "
+                                         "1GB or 4096 (bytes), got 'lots'"),
+        (("parallel", "data", 4), "python -m calc plan: error: parallel.data must be gpus / (tensor × pipeline × "
+                                  "context × expert) = 8, got 4"),
+        (("parallel", "zero", True), "python -m calc plan: error: parallel.zero must be a whole number >= 0, got True"),
+    ],
+)
+def test_plan_bad_spec_exit_2_naming_the_field(capsys, spec_file, edit, line):
+    """Unknown fields and bad values in SPEC.json: exit 2, one line naming section.field."""
+    section, name, value = edit
+    spec = json.loads(json.dumps(SPEC))
+    spec[section][name] = value
+    code, out, err = run(capsys, ["plan", spec_file(spec)])
+    assert code == 2 and out == "" and err == line + "\n"
+
+
+def test_missing_or_invalid_spec_file(capsys, tmp_path):
+    """An unreadable or non-JSON SPEC file is one line and exit 2."""
+    code, _, err = run(capsys, ["plan", str(tmp_path / "missing.json")])
+    assert code == 2 and err.startswith("python -m calc plan: error: SPEC.json must be a readable UTF-8 file")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    code, _, err = run(capsys, ["plan", str(bad)])
+    assert code == 2 and err.startswith("python -m calc plan: error: SPEC.json must be valid JSON")
+    assert err.count("\n") == 1
+
+
+def test_search_rejects_a_parallel_section(capsys, spec_file):
+    """search takes the spec without its parallel section."""
+    code, _, err = run(capsys, ["search", spec_file(SPEC)])
+    assert code == 2 and err.startswith("python -m calc search: error: parallel must be a section of the spec")
+
+
+def test_missing_required_field(capsys, spec_file):
+    """A missing required field is named."""
+    spec = json.loads(json.dumps(SPEC))
+    del spec["model"]["layers"]
+    code, _, err = run(capsys, ["plan", spec_file(spec)])
+    assert code == 2 and err == "python -m calc plan: error: model.layers must be given (it is required), got ''\n"
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_example_evaluates_and_is_json(name):
+    """Every command's page example computes and serialises, through the page's entry point too."""
+    json.dumps(evaluate(name, dict(COMMANDS[name].example)))
+    assert json.loads(evaluate_for_page(name, json.dumps(dict(COMMANDS[name].example))))["ok"]

@@ -1,0 +1,143 @@
+"""calc.memory: ZeRO model states and Korthikanti activations."""
+
+import pytest
+
+from calc.errors import CalcError
+from calc.memory import activations, layer_activation_bytes, model_states, shard_states
+
+GPT3 = dict(seq_len=2048, micro_batch=1, hidden=12288, heads=96)
+
+
+def per_layer(**kw):
+    args = dict(GPT3)
+    args.update(kw)
+    return layer_activation_bytes(args.pop("seq_len"), args.pop("micro_batch"), args.pop("hidden"),
+                                  args.pop("heads"), **args)
+
+
+@pytest.mark.parametrize("dp", [1, 2, 64, 1024])
+def test_model_states_fall_with_each_zero_stage(dp):
+    """Per-device model states never rise from stage 0 to 3, and fall strictly when N_d > 1."""
+    values = [model_states(7.5e9, dp, z).model_states_bytes for z in range(4)]
+    assert values == sorted(values, reverse=True)
+    if dp > 1:
+        assert len(set(values)) == 4
+
+
+def test_stage_formulas():
+    """Stage 0 (2+2+12)Ψ; 1: 4Ψ + 12Ψ/N; 2: 2Ψ + 14Ψ/N; 3: 16Ψ/N."""
+    psi, n = 1e9, 8
+    assert [shard_states(psi, "bf16-adam", z, n).model_states_bytes for z in range(4)] == [
+        16 * psi, 4 * psi + 12 * psi / n, 2 * psi + 14 * psi / n, 16 * psi / n]
+
+
+def test_megatron_distributed_optimizer_bytes():
+    """Megatron's table: bf16 with fp32 grads 6 + 12/d, fp16 4 + 16/d, fp32 8 + 8/d bytes per parameter."""
+    d = 8
+    for recipe, expected in (("megatron-bf16", 6 + 12 / d), ("megatron-fp16", 4 + 16 / d), ("fp32-adam", 8 + 8 / d)):
+        assert shard_states(1.0, recipe, 1, d).model_states_bytes == pytest.approx(expected)
+
+
+def test_tp_and_pp_divide_model_states():
+    """TP × PP divide the parameters each device holds."""
+    assert model_states(8e9, tensor_parallel=4, pipeline_parallel=2).model_states_bytes == 16e9
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (dict(zero=4), "zero must be a whole number <= 3, got 4"),
+        (dict(zero=-1), "zero must be a whole number >= 0, got -1"),
+        (dict(params=0), "params must be a whole number >= 1, got 0"),
+        (dict(params=1e16), "params must be a whole number <= 1000000000000000, got 1e+16"),
+        (dict(data_parallel=0), "data_parallel must be a whole number >= 1, got 0"),
+        (dict(precision="fp8"), "precision must be one of bf16-adam, fp16-adam, megatron-bf16, megatron-fp16, "
+                                "fp32-adam, got 'fp8'"),
+    ],
+)
+def test_model_states_errors(kwargs, message):
+    """Out-of-range inputs are CalcErrors with exact messages."""
+    args = dict(params=1e9) | kwargs
+    with pytest.raises(CalcError) as e:
+        model_states(**args)
+    assert str(e.value) == message
+
+
+def test_model_states_bounds_accepted():
+    """zero 0 and 3, params 1 and 1e15 are accepted."""
+    model_states(1, zero=0)
+    model_states(1e15, zero=3)
+
+
+def test_tp_divides_what_the_formula_says():
+    """TP divides 24·sbh and the score term; 10·sbh stays replicated unless SP is on."""
+    sbh = 2048 * 12288
+    scores = 5 * 96 * 2048 * 2048
+    for t in (1, 2, 4, 8):
+        assert per_layer(tensor_parallel=t) == pytest.approx(sbh * (10 + 24 / t) + scores / t)
+        assert per_layer(tensor_parallel=t, sequence_parallel=True) == pytest.approx(sbh * 34 / t + scores / t)
+
+
+def test_full_recompute_keeps_the_layer_input_divided_only_by_sp():
+    """Full recomputation keeps 2·sbh (2·sbh/t with SP)."""
+    assert per_layer(tensor_parallel=8, recompute="full") == 2 * 2048 * 12288
+    assert per_layer(tensor_parallel=8, sequence_parallel=True, recompute="full") == 2 * 2048 * 12288 / 8
+
+
+def test_gated_mlp_and_gqa_general_form():
+    """SwiGLU keeps 6f/h instead of 4f/h; GQA shrinks K and V by h_kv/h."""
+    base = per_layer(recompute="selective")
+    sbh = 2048 * 12288
+    assert per_layer(recompute="selective", gated_mlp=True) - base == pytest.approx(sbh * 2 * 4)
+    assert base - per_layer(recompute="selective", kv_heads=12) == pytest.approx(sbh * 4 * (1 - 12 / 96))
+
+
+def test_context_parallel_divides_tokens():
+    """CP c holds s/c tokens: the s·b·h terms fall c-fold, the score term c-fold too (queries s/c, keys s)."""
+    assert per_layer(context_parallel=4) == pytest.approx(per_layer() / 4)
+
+
+def test_moe_multiplies_the_mlp_term_by_top_k():
+    """An MoE layer keeps the MLP activations of its k experts per token."""
+    sbh = 2048 * 12288
+    assert per_layer(recompute="selective", moe_top_k=2) - per_layer(recompute="selective") == pytest.approx(sbh * 16)
+
+
+def test_first_stage_holds_l_layers_worth_and_interleaving_factor():
+    """1F1B: the first stage holds l layers' worth; interleaved: × (1 + (p−1)/(p·v))."""
+    a = activations(2048, 1, 12288, 96, 96, tensor_parallel=8, pipeline_parallel=8)
+    assert a.layers_in_flight == 96 and a.total_bytes == a.per_layer_bytes * 96
+    b = activations(2048, 1, 12288, 96, 96, tensor_parallel=8, pipeline_parallel=8, interleave=3)
+    assert b.in_flight_factor == pytest.approx(1 + 7 / 24)
+
+
+def test_few_microbatches_hold_fewer():
+    """With m < p the first stage holds m microbatches."""
+    a = activations(2048, 1, 12288, 96, 96, pipeline_parallel=8, microbatches=2)
+    assert a.layers_in_flight == 2 * 12
+
+
+def test_full_recompute_adds_one_layer_working_set():
+    """Full recomputation stores layer inputs plus one layer's activations while it is recomputed."""
+    a = activations(2048, 1, 12288, 96, 96, tensor_parallel=8, recompute="full")
+    assert a.recompute_working_bytes == per_layer(tensor_parallel=8)
+    assert a.total_bytes == a.stored_bytes + a.recompute_working_bytes
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (dict(interleave=2), "interleave must be 1 when pipeline_parallel is 1, got 2"),
+        (dict(pipeline_parallel=5, interleave=2), "layers must be a multiple of pipeline_parallel × interleave = 10, "
+                                                  "got 96"),
+        (dict(pipeline_parallel=8, interleave=2, microbatches=12),
+         "microbatches must be a multiple of pipeline_parallel (8) when interleaving, got 12"),
+        (dict(recompute="some"), "recompute must be one of none, selective, full, got 'some'"),
+        (dict(pipeline_parallel=97), "pipeline must be <= layers (96), got 97"),
+    ],
+)
+def test_activation_errors(kwargs, message):
+    """Impossible pipeline shapes are CalcErrors with the reason."""
+    with pytest.raises(CalcError) as e:
+        activations(2048, 1, 12288, 96, 96, **kwargs)
+    assert str(e.value) == message
