@@ -24,6 +24,7 @@ from . import pipeline as _pipeline
 from . import plan as _plan
 from . import scaling as _scaling
 from . import search as _search
+from . import traffic as _traffic
 from . import units
 from .check import MAX_COUNT, count, fraction, real
 from .errors import CalcError
@@ -916,11 +917,40 @@ SEARCH = Command(
     example={k: x for k, x in _LLAMA3_8B.items() if k != "micro_batch"},
 )
 
+# ---------------------------------------------------------------------------- traffic
+
+
+def _compute_traffic(v: dict) -> dict:
+    return asdict(_traffic.layer_traffic(v["micro_batch"], v["seq_len"], v["hidden"], v["tensor_parallel"],
+                                         v["bytes_per_element"]))
+
+
+TRAFFIC = Command(
+    name="traffic",
+    title="Tensor- and pipeline-parallel traffic per layer and microbatch",
+    params=(
+        Param("micro_batch", "count", "Microbatch b (sequences)", default="1"),
+        Param("seq_len", "count", "Sequence length s (tokens)", default="2048"),
+        Param("hidden", "count", "Hidden size h", default="12288"),
+        Param("tensor_parallel", "count", "Tensor-parallel degree t", default="8"),
+        Param("bytes_per_element", "count", "Bytes per activation element (2 = bf16)", default="2"),
+    ),
+    results=(
+        Result("activation_elements", "Activations b·s·h", "count"),
+        Result("tp_elements_per_layer", "TP elements sent per device per layer, 8bsh(t−1)/t", "count"),
+        Result("tp_bytes_per_layer", "TP bytes sent per device per layer", "bytes"),
+        Result("pp_elements_per_boundary", "PP elements per stage boundary, each direction", "count"),
+        Result("pp_bytes_per_boundary", "PP bytes per stage boundary, each direction", "bytes"),
+    ),
+    compute=_compute_traffic,
+    example={"micro_batch": "1", "seq_len": "2048", "hidden": "12288", "tensor_parallel": "8"},
+)
+
 #: Every command, by its CLI name.
 COMMANDS: dict[str, Command] = {
     c.name: c
     for c in (BATCH, ALLREDUCE, MEMORY, ACTIVATIONS, FLOPS, TRAIN_TIME, BUBBLE, SCHEDULE, *GATHER_LIKE,
-              ALLREDUCE_ALGORITHMS, TWO_LEVEL, PLAN, SEARCH, SCALING, CAPACITY)
+              ALLREDUCE_ALGORITHMS, TWO_LEVEL, PLAN, SEARCH, SCALING, CAPACITY, TRAFFIC)
 }
 
 

@@ -20,25 +20,11 @@
 from __future__ import annotations
 
 from calc import batch as _batch
-from calc.api import evaluate, format_result
 from calc.collectives import ring_allreduce_schedule
 from calc.units import format_count
 
 from .markers import Marker, MarkerError
-from .tables import Table, _command, _params, _result
-
-
-def build_cases(cmd, vary: list[str], cases: list[list[str]], columns: list[str], fixed: dict[str, str]) -> Table:
-    """Evaluate ``cmd`` once per case; each case gives one value per name in ``vary``."""
-    params = [cmd.param(name) for name in vary]
-    results = [_result(cmd, c) for c in columns]
-    rows = []
-    for case in cases:
-        if len(case) != len(vary):
-            raise MarkerError(f"case {','.join(case)!r} has {len(case)} values for {len(vary)} parameters")
-        out = evaluate(cmd.name, {**fixed, **dict(zip(vary, case))})
-        rows.append(tuple(case) + tuple(format_result(r.unit, out[r.key]) for r in results))
-    return Table(tuple(p.label for p in params) + tuple(r.label for r in results), tuple(rows))
+from .tables import Table, _command, _params, build_cases
 
 
 def render_cases(marker: Marker) -> str:
@@ -47,7 +33,7 @@ def render_cases(marker: Marker) -> str:
     if not (vary and values and columns):
         raise MarkerError('needs vary=P1,P2 values="a1,a2;b1,b2" columns=KEY,KEY')
     cases = [[v.strip() for v in case.split(",")] for case in values.split(";")]
-    return build_cases(cmd, vary.split(","), cases, columns.split(","), _params(marker)).as_markdown()
+    return build_cases(cmd, vary.split(","), cases, columns.split(","), _params(marker, cmd)).as_markdown()
 
 
 def build_schedule(ranks: int) -> Table:

@@ -1,8 +1,11 @@
 """Markers that put computed values and tables into prose.
 
-``<!-- calc:value COMMAND show=KEY [format=text|raw] param=value ... -->``
+``<!-- calc:value COMMAND show=KEY [format=text|raw] [inputs=example] param=value ... -->``
     One result of ``python -m calc COMMAND``, formatted with its unit
-    (``format=raw`` prints the JSON value).
+    (``format=raw`` prints the JSON value). ``KEY`` may reach into a nested
+    result (``memory_per_device.total_bytes``); the unit then comes from the
+    field name's suffix (``_bytes``, ``_s``, ``_bytes_per_s``), the project's
+    naming rule. ``inputs=example`` starts from the command's page example.
 
 ``<!-- calc:table COMMAND vary=PARAM values=v1,v2,... columns=K1,K2 [param=value ...] -->``
     One row per value of ``PARAM``; the other parameters are fixed. Column
@@ -13,6 +16,7 @@ Every number comes from :func:`calc.api.evaluate`, the function the CLI runs.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from calc.api import COMMANDS, Command, evaluate, format_result
@@ -55,11 +59,33 @@ def _result(cmd: Command, key: str):
     raise MarkerError(f"{cmd.name} has no result {key!r} (known: {', '.join(r.key for r in cmd.results)})")
 
 
-def _params(marker: Marker) -> dict[str, str]:
-    """What is left of the options: the command's own parameters (consumed here)."""
-    params = dict(marker.options)
+def _params(marker: Marker, cmd: Command | None = None) -> dict[str, str]:
+    """What is left of the options: the command's own parameters (consumed here).
+
+    With ``inputs=example`` they override the command's page example.
+    """
+    base = marker.take("inputs")
+    if base not in (None, "example"):
+        raise MarkerError(f"inputs must be example, got {base!r}")
+    params = dict(cmd.example) if base and cmd is not None else {}
+    params.update(marker.options)
     marker.options.clear()
     return params
+
+
+_SUFFIX_UNITS = (("_bytes_per_s", "bytes_per_s"), ("_bytes", "bytes"), ("_s", "seconds"))
+
+
+def _nested(cmd: Command, key: str, out: dict) -> tuple[str, object]:
+    """The unit and value of ``a.b.c`` inside a result (unit from the last name's suffix)."""
+    first, *rest = key.split(".")
+    value = out[_result(cmd, first).key]
+    for name in rest:
+        if not isinstance(value, dict) or name not in value:
+            raise MarkerError(f"{cmd.name} result {first!r} has no field {key!r}")
+        value = value[name]
+    unit = next((u for suffix, u in _SUFFIX_UNITS if rest[-1].endswith(suffix)), "count")
+    return unit, value
 
 
 def render_value(marker: Marker) -> str:
@@ -70,24 +96,32 @@ def render_value(marker: Marker) -> str:
     fmt = marker.take("format", "text")
     if fmt not in ("text", "raw"):
         raise MarkerError(f"format must be text or raw, got {fmt!r}")
-    result = _result(cmd, key)
-    value = evaluate(cmd.name, _params(marker))[key]
+    out = evaluate(cmd.name, _params(marker, cmd))
+    if "." in key:
+        unit, value = _nested(cmd, key, out)
+    else:
+        unit, value = _result(cmd, key).unit, out[key]
     if fmt == "raw":
-        import json
-
         return json.dumps(value)
-    return format_result(result.unit, value)
+    return format_result(unit, value)
+
+
+def build_cases(cmd, vary: list[str], cases: list[list[str]], columns: list[str], fixed: dict[str, str]) -> Table:
+    """Evaluate ``cmd`` once per case; each case gives one value per name in ``vary``."""
+    params = [cmd.param(name) for name in vary]
+    results = [_result(cmd, c) for c in columns]
+    rows = []
+    for case in cases:
+        if len(case) != len(vary):
+            raise MarkerError(f"case {','.join(case)!r} has {len(case)} values for {len(vary)} parameters")
+        out = evaluate(cmd.name, {**fixed, **dict(zip(vary, case))})
+        rows.append(tuple(case) + tuple(format_result(r.unit, out[r.key]) for r in results))
+    return Table(tuple(p.label for p in params) + tuple(r.label for r in results), tuple(rows))
 
 
 def build_table(cmd: Command, vary: str, values: list[str], columns: list[str], fixed: dict[str, str]) -> Table:
-    """Evaluate ``cmd`` once per value of ``vary`` and tabulate the chosen result columns."""
-    param = cmd.param(vary)
-    results = [_result(cmd, c) for c in columns]
-    rows = []
-    for v in values:
-        out = evaluate(cmd.name, {**fixed, vary: v})
-        rows.append((v,) + tuple(format_result(r.unit, out[r.key]) for r in results))
-    return Table((param.label,) + tuple(r.label for r in results), tuple(rows))
+    """One row per value of the single parameter ``vary`` (a one-parameter :func:`build_cases`)."""
+    return build_cases(cmd, [vary], [[v] for v in values], columns, fixed)
 
 
 def render_table(marker: Marker) -> str:
@@ -97,7 +131,7 @@ def render_table(marker: Marker) -> str:
     columns = marker.take("columns")
     if not (vary and values and columns):
         raise MarkerError("needs vary=PARAM values=a,b,... columns=KEY,KEY")
-    return build_table(cmd, vary, values.split(","), columns.split(","), _params(marker)).as_markdown()
+    return build_table(cmd, vary, values.split(","), columns.split(","), _params(marker, cmd)).as_markdown()
 
 
 RENDERERS = {"value": render_value, "table": render_table}

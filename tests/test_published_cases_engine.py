@@ -72,10 +72,14 @@ def test_m7_tp_and_pp_volumes_of_a_gpt3_layer():
     """M7: TP moves 8·b·s·h·(t−1)/t elements per layer per microbatch (336 MiB bf16); PP b·s·h (48 MiB)."""
     from calc.model import model
     from calc.plan import hardware, parallel, plan
+    from calc.traffic import layer_traffic
 
     b, s, h, t = 1, 2048, 12288, 8
     elements = 8 * b * s * h * (t - 1) / t
     assert elements == 176160768 and math.isclose(elements, 1.7616e8, rel_tol=1e-4)
+    closed = layer_traffic(b, s, h, t)
+    assert closed.tp_elements_per_layer == elements and closed.tp_bytes_per_layer == 336 * 2**20
+    assert closed.pp_elements_per_boundary == 25_165_824 and closed.pp_bytes_per_boundary == 48 * 2**20
     gpt3 = model(96, h, 96, 51200, s)
     hw = hardware(64, 1e15, 312e12, 300e9, 25e9)
     pl = plan(gpt3, b, 8, hw, parallel(tensor=8, pipeline=8))
