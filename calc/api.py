@@ -199,6 +199,41 @@ def format_result(unit: str, value: object) -> str:
     return str(value)
 
 
+#: A nested field's unit follows from its name's suffix (the project's naming rule).
+_SUFFIX_UNITS = (("_bytes_per_s", "bytes_per_s"), ("_bytes", "bytes"), ("_s", "seconds"), ("_gb", "ratio"),
+                 ("_gib", "ratio"))
+
+
+_NAMED_UNITS = {"mfu": "percent", "hfu": "percent", "tokens_per_s": "tokens_per_s", "training_days": "days"}
+
+
+def unit_of_field(name: str) -> str:
+    """The unit of a nested result field, from its name: ``total_bytes`` -> bytes, ``time_s`` -> seconds.
+
+    >>> unit_of_field("bytes_per_call"), unit_of_field("time_s"), unit_of_field("group_size")
+    ('bytes', 'seconds', 'text')
+    >>> unit_of_field("tokens_per_s"), unit_of_field("mfu")
+    ('tokens_per_s', 'percent')
+    """
+    if name in _NAMED_UNITS:
+        return _NAMED_UNITS[name]
+    if name.startswith("bytes_"):
+        return "bytes"
+    if name.endswith("_per_s") and not name.endswith("_bytes_per_s"):
+        return "text"
+    return next((u for suffix, u in _SUFFIX_UNITS if name.endswith(suffix)), "text")
+
+
+def format_field(name: str, value: object) -> str:
+    """A nested field formatted by :func:`unit_of_field` (numbers without a unit suffix stay plain)."""
+    if isinstance(value, (dict, list, tuple, bool)) or value is None:
+        return json.dumps(value)
+    unit = unit_of_field(name)
+    if unit == "text" and isinstance(value, (int, float)):
+        return units.format_count(value)
+    return format_result(unit, value)
+
+
 def evaluate_for_page(command: str, raw_json: str) -> str:
     """What the page's worker calls: JSON in, JSON out, never an exception.
 

@@ -14,7 +14,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from .api import COMMANDS, Command, evaluate, format_result
+from .api import COMMANDS, Command, evaluate, format_field, format_result
 from .errors import CalcError
 from .spec import flatten, parse_text, qualified
 
@@ -62,10 +62,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _cell(name: str, value: object) -> str:
+    """A table cell; a nested dict (such as a plan's parallel degrees) as ``k=v`` pairs."""
+    if isinstance(value, dict):
+        return " ".join(f"{k}={format_field(k, v)}" for k, v in value.items() if not isinstance(v, (dict, list, tuple)))
+    return format_field(name, value)
+
+
+def _nested_lines(value: object) -> list[str]:
+    """A nested result as indented lines: a dict as ``name  value``; a list of dicts as a table."""
+    if isinstance(value, dict) and value:
+        width = max(len(k) for k in value)
+        return [f"  {k:<{width}}  {format_field(k, v)}" for k, v in value.items()]
+    if isinstance(value, (list, tuple)) and value and all(isinstance(row, dict) for row in value):
+        keys = [k for k in value[0] if not isinstance(value[0][k], (list, tuple))]
+        cells = [keys] + [[_cell(k, row.get(k)) for k in keys] for row in value]
+        widths = [max(len(r[i]) for r in cells) for i in range(len(keys))]
+        return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    return [f"  {format_field('value', value)}"] if value not in (None, "", [], {}) else []
+
+
 def render_text(cmd: Command, result: dict) -> str:
-    """The readable summary: one ``label: value unit`` line per result."""
+    """The readable summary: one ``label  value unit`` line per result; nested results indented below."""
     width = max(len(r.label) for r in cmd.results)
-    lines = [f"{r.label:<{width}}  {format_result(r.unit, result[r.key])}" for r in cmd.results]
+    lines = []
+    for r in cmd.results:
+        value = result[r.key]
+        if r.unit == "json":
+            lines.append(r.label)
+            lines.extend(_nested_lines(value))
+        else:
+            lines.append(f"{r.label:<{width}}  {format_result(r.unit, value)}")
     return "\n".join(lines)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from calc.api import COMMANDS, Command, evaluate, format_result
+from calc.api import COMMANDS, Command, evaluate, format_result, unit_of_field
 
 from .markers import Marker, MarkerError
 
@@ -73,9 +73,6 @@ def _params(marker: Marker, cmd: Command | None = None) -> dict[str, str]:
     return params
 
 
-_SUFFIX_UNITS = (("_bytes_per_s", "bytes_per_s"), ("_bytes", "bytes"), ("_s", "seconds"))
-
-
 def _nested(cmd: Command, key: str, out: dict) -> tuple[str, object]:
     """The unit and value of ``a.b.c`` inside a result (unit from the last name's suffix)."""
     first, *rest = key.split(".")
@@ -84,8 +81,8 @@ def _nested(cmd: Command, key: str, out: dict) -> tuple[str, object]:
         if not isinstance(value, dict) or name not in value:
             raise MarkerError(f"{cmd.name} result {first!r} has no field {key!r}")
         value = value[name]
-    unit = next((u for suffix, u in _SUFFIX_UNITS if rest[-1].endswith(suffix)), "count")
-    return unit, value
+    unit = unit_of_field(rest[-1])
+    return ("count" if unit == "text" else unit), value
 
 
 def render_value(marker: Marker) -> str:

@@ -84,3 +84,23 @@ def test_help_exits_0():
     """--help is not an error."""
     p = run("allreduce", "--help")
     assert p.returncode == 0 and "--payload" in p.stdout
+
+
+def test_readable_plan_shows_tables_not_json(tmp_path, capsys):
+    """plan without --json prints memory per device as lines and communications as a table with units."""
+    spec = {
+        "model": {"layers": 4, "hidden": 1024, "heads": 8, "vocab": 32000, "seq_len": 1024},
+        "batch": {"micro_batch": 1, "global_batch": 16},
+        "hardware": {"gpus": 8, "memory": "80GB", "flops_per_gpu": "312TFLOP/s",
+                     "intra_node_bandwidth": "300GB/s", "inter_node_bandwidth": "25GB/s"},
+        "parallel": {"data": 2, "tensor": 4},
+    }
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    assert main(["plan", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "{" not in text and "[" not in text, "nested results are rendered, not dumped as JSON"
+    assert "total_bytes" in text and "GiB" in text
+    header = next(line for line in text.splitlines() if "collective" in line)
+    assert "strategy" in header and "bytes_per_step" in header
+    assert "all-reduce" in text
