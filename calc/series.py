@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from . import collectives as _coll
 from . import units
 from .api import COMMANDS, evaluate_for_page, parse_param
-from .check import count
+from .check import MAX_COUNT, count
 from .errors import CalcError
 
 __all__ = [
@@ -69,7 +69,8 @@ def _point(x: float, r: _coll.RingAllReduce) -> ChartPoint:
 def allreduce_chart(ranks: int, payload: float, bandwidth: float, startup: float) -> AllReduceChart:
     """Sample ``T(p) = 2(p−1)α + 2(p−1)/p · n/β`` over ranks and over payloads.
 
-    Ranks run over powers of two from 2 to at least 4096 (and twice the input);
+    Ranks run over powers of two from 2 to at least 4096 (and twice the input, at most
+    :data:`~calc.check.MAX_COUNT`);
     payloads over 1 kB to 1 TB. The input point is always one of the samples.
 
     >>> c = allreduce_chart(8, 1e9, 100e9, 5e-6)
@@ -81,7 +82,7 @@ def allreduce_chart(ranks: int, payload: float, bandwidth: float, startup: float
     here = _coll.ring_allreduce(ranks, payload, bandwidth, startup)
     p, n = here.ranks, here.payload_bytes
     beta, alpha = float(bandwidth), float(startup)
-    top = max(4096, 2 * p)
+    top = min(max(4096, 2 * p), MAX_COUNT)
     xs = sorted({2**k for k in range(1, top.bit_length())} | ({p} if p > 1 else set()))
     by_ranks = tuple(_point(x, _coll.ring_allreduce(x, n, beta, alpha)) for x in xs)
     sizes = sorted(set(_PAYLOADS) | ({n} if n > 0 else set()))

@@ -62,7 +62,7 @@ function panel({ points, xTicks, yTicks, xLabel, current, crossover, crossoverLa
     g.append(el("text", { class: "chart__note", x: cx + (anchor === "end" ? -4 : 4), y: top + 14, "text-anchor": anchor },
       `crossover ${crossoverLabel}`));
   }
-  if (current[1] > 0) {
+  if (current[0] > 0 && current[1] > 0) {
     curves.append(el("circle", { class: "chart__current", cx: x(current[0]), cy: y(current[1]), r: 5 }));
   }
   g.append(curves);
