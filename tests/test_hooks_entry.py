@@ -5,7 +5,7 @@ import sys
 
 from mkdocs.config import load_config
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 
 def load_entry():

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 pytestmark = pytest.mark.build
 

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from hooks.reproducible import last_commit_epoch
-from tests.conftest import ROOT, mkdocs_build
+from tests.support import ROOT, mkdocs_build
 
 pytestmark = pytest.mark.build
 
