@@ -10,7 +10,7 @@
   (fixed timestamps), so the same source gives the same bytes and the same name.
   ``pyodide build`` would give a byte-identical wheel for this pure-Python
   package, but it downloads a cross-build environment and needs a host Python
-  equal to Pyodide's (3.14); see ``docs/architecture.md``.
+  equal to Pyodide's (3.14); see ``docs/calculators/index.md``.
 - The wheel is named by its content hash and described in
   ``assets/runtime/manifest.json`` (wheel file, sha256, size, Pyodide version);
   the page's worker checks the sha256 before it loads the wheel.
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -62,10 +63,14 @@ class Wheel:
 
 def build_wheel(root: Path) -> Wheel:
     """Build the project's wheel with its PEP 517 backend, offline, into a temporary folder."""
+    # Without SOURCE_DATE_EPOCH hatchling stamps every file with its fixed default date, so
+    # the wheel's bytes (and its URL) depend on calc's content alone, not on the commit date
+    # the build hooks put into that variable for the sitemap.
+    env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
     with tempfile.TemporaryDirectory(prefix="atlas-wheel-") as out:
         proc = subprocess.run(
             [sys.executable, "-c", _BUILD_WHEEL, out],
-            cwd=root, capture_output=True, text=True, check=False,
+            cwd=root, capture_output=True, text=True, check=False, env=env,
         )
         if proc.returncode != 0:
             raise PluginError(f"building the calc wheel failed:\n{proc.stderr.strip()}")
@@ -93,7 +98,6 @@ def manifest(wheel: Wheel, pyodide: str) -> dict:
         "bytes": len(wheel.data),
         "built_as": wheel.built_as,
         "pyodide": pyodide,
-        "pyodide_dir": "../vendor/pyodide/",
     }
 
 

@@ -80,3 +80,9 @@ def test_runtime_files_and_manifest_on_a_real_config(wheel):
     assert manifest["pyodide"] == runtime.pyodide_version(ROOT)
     served = files.get_file_from_path(f"{runtime.RUNTIME_DIR}/{wheel.served_as}").content_bytes
     assert hashlib.sha256(served).hexdigest() == manifest["sha256"]
+
+
+def test_wheel_bytes_do_not_depend_on_the_build_date(wheel, monkeypatch):
+    """The hooks set SOURCE_DATE_EPOCH for the sitemap; the wheel (and its URL) depend on calc alone."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    assert runtime.build_wheel(ROOT).sha256 == wheel.sha256

@@ -36,9 +36,14 @@ async function verifiedWheel(manifest) {
 
 async function start() {
   // The wheel is fetched and checked while Pyodide boots (both from this site).
-  const wheel = fetchBytes(MANIFEST_URL).then((bytes) => verifiedWheel(JSON.parse(new TextDecoder().decode(bytes))));
+  const manifest = fetchBytes(MANIFEST_URL).then((bytes) => JSON.parse(new TextDecoder().decode(bytes)));
+  const wheel = manifest.then(verifiedWheel);
   wheel.catch(() => {}); // reported through the await below, not as an unhandled rejection
   const pyodide = await loadPyodide({ indexURL: PYODIDE_URL, packages: [], stdout: () => {}, stderr: () => {} });
+  const expected = (await manifest).pyodide;
+  if (pyodide.version !== expected) {
+    throw new Error(`Pyodide ${pyodide.version} was served, but the wheel was built for ${expected}`);
+  }
   const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
   pyodide.unpackArchive(await wheel, "wheel", { extractDir: sitePackages });
   // An owned proxy of calc.series.page_request, kept for the worker's lifetime.
