@@ -1,7 +1,8 @@
 """What the hooks do, event by event; :mod:`hooks.entry` delegates here.
 
 Renderers: :mod:`hooks.tables` (values, tables), :mod:`hooks.widgets`
-(calculators). Assets: :mod:`hooks.assets` (npm files served by the site).
+(calculators). Assets: :mod:`hooks.assets` (npm files served by the site), :mod:`hooks.runtime`
+(Pyodide and the ``calc`` wheel for the page's worker).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import assets, content, csp, reproducible, tables, widgets
+from . import assets, content, csp, reproducible, runtime, tables, widgets
 from .markers import MarkerError, Renderer, replace_markers
 
 __all__ = ["BuildState", "MarkerError", "on_files", "on_page_markdown", "on_post_build"]
@@ -22,6 +23,7 @@ class BuildState:
     root: Path
     site_dir: Path
     renderers: dict[str, Renderer] = field(default_factory=dict)
+    runtime: dict = field(default_factory=dict)  #: the manifest written for the page's worker
 
     @classmethod
     def create(cls, config, root: Path) -> "BuildState":
@@ -35,7 +37,9 @@ class BuildState:
 
 
 def on_files(state: BuildState, files, config):
-    return assets.add_vendor_files(files, config, state.root)
+    files = assets.add_vendor_files(files, config, state.root)
+    state.runtime = runtime.add_runtime_files(files, config, state.root)
+    return files
 
 
 def on_page_markdown(state: BuildState, markdown: str, page) -> str:

@@ -12,7 +12,13 @@ DOM contract (tests and scripts rely on it):
 - each input's ``name`` is the parameter's snake_case name, ``data-default`` its
   default text;
 - each result has ``data-result="KEY"`` and ``data-value`` = the JSON text of the
-  value exactly as ``python -m calc COMMAND --json`` prints it.
+  value exactly as ``python -m calc COMMAND --json`` prints it;
+- each input's error text goes in ``#ID-error`` (named by ``aria-describedby``), the
+  calculator's state in ``.calc__status`` (``role="status"``, a polite live region);
+  the ``<dl class="calc__results">`` has ``data-current="true|false"`` and a visible
+  ``.calc__stale`` note that is shown when the results do not match the inputs;
+- ``allreduce`` also has ``<figure data-chart>`` (time against ranks and payload) and
+  ``<section data-ring>`` (the ring step by step), drawn by the page's script.
 """
 
 from __future__ import annotations
@@ -47,10 +53,11 @@ def render_form(cmd: Command, uid: str, inputs: dict[str, str]) -> str:
                 f'aria-describedby="{described}">{options}</select>'
             )
         else:
+            placeholder = p.default or ("required" if p.required else "optional")
             control = (
                 f'<input id="{fid}" name="{p.name}" type="text" inputmode="text" autocomplete="off" '
                 f'spellcheck="false" value="{_attr(value)}" data-default="{_attr(value)}" readonly '
-                f'aria-describedby="{described}">'
+                f'placeholder="{_attr(placeholder)}" aria-describedby="{described}">'
             )
         groups.setdefault(p.group or "Inputs", []).append(
             f'<div class="calc__field"><label for="{fid}">{escape(p.label)}</label>{control}{help_html}'
@@ -71,7 +78,28 @@ def render_results(cmd: Command, result: dict) -> str:
         f"{escape(format_result(r.unit, result[r.key]))}</dd></div>"
         for r in cmd.results
     )
-    return f'<dl class="calc__results">{rows}</dl>'
+    return (
+        f'<p class="calc__results-title"><strong>Results</strong> '
+        f'<span class="calc__stale" hidden>not current: they do not match the inputs</span></p>'
+        f'<dl class="calc__results" data-current="true">{rows}</dl>'
+    )
+
+
+def render_allreduce_views(uid: str) -> str:
+    """Places for the chart and the ring step-through, which the page's script draws."""
+    return (
+        f'<figure class="calc__chart" data-chart id="{uid}-chart">'
+        f'<figcaption>Time of the ring all-reduce against ranks (payload fixed) and against payload '
+        f'(ranks fixed), with the current inputs and the crossover marked. '
+        f'<span class="calc__noscript">The chart is drawn by the page&#x27;s script.</span></figcaption></figure>'
+        f'<section class="calc__ring" data-ring id="{uid}-ring" aria-labelledby="{uid}-ring-title">'
+        f'<p id="{uid}-ring-title"><strong>The ring, step by step</strong>: reduce-scatter, then all-gather. '
+        f'<span class="calc__noscript">The step-through is drawn by the page&#x27;s script.</span></p></section>'
+    )
+
+
+#: Views drawn beside some commands' results.
+VIEWS = {"allreduce": render_allreduce_views}
 
 
 def render_calculator(cmd: Command, uid: str, overrides: dict[str, str]) -> str:
@@ -84,7 +112,8 @@ def render_calculator(cmd: Command, uid: str, overrides: dict[str, str]) -> str:
         f"{render_form(cmd, uid, inputs)}\n"
         f'<p class="calc__status" id="{uid}-status" role="status">Results computed at build time by '
         f"<code>calc</code> for the inputs shown. The live calculator needs JavaScript.</p>\n"
-        f"{render_results(cmd, result)}\n</div>\n\n"
+        f"{render_results(cmd, result)}\n"
+        f"{VIEWS[cmd.name](uid) if cmd.name in VIEWS else ''}</div>\n\n"
     )
 
 

@@ -1,0 +1,173 @@
+// Calculator mounting: makes the build-time calculators (hooks/widgets.py) live.
+//
+// Reading state (readInputs, readQuery) is kept apart from changing the page (show*). Each
+// calculator sends its inputs to calc in the worker on every input; only the answer to its latest
+// request is shown. Everything is written with textContent or attributes, never as markup.
+import { request, startRuntime, watchRuntime } from "./calc-runtime.mjs";
+import { readQuery, writeQuery } from "./calc-url.mjs";
+import { drawChart } from "./calc-chart.mjs";
+import { mountRing } from "./calc-ring.mjs";
+
+const mounted = new WeakSet();
+
+const STATUS = {
+  loading: "Loading Python in your browser… The results shown were computed when the site was built.",
+  ready: "Live: results are computed in your browser by the same calc package the site was built with.",
+  error: "Results not current: fix the marked field.",
+};
+
+// ---------------------------------------------------------------- reading state
+
+function fieldsOf(root) {
+  return Array.from(root.querySelectorAll(".calc__form [name]"));
+}
+
+function readInputs(fields) {
+  const inputs = {};
+  for (const field of fields) inputs[field.name] = field.value;
+  return inputs;
+}
+
+function isDefault(fields) {
+  return fields.every((field) => field.value.trim() === field.dataset.default);
+}
+
+// ---------------------------------------------------------------- changing the page
+
+function showStatus(root, text) {
+  const status = root.querySelector(".calc__status");
+  if (status.textContent !== text) status.textContent = text;
+}
+
+function showCurrent(root, current) {
+  root.querySelector(".calc__results").dataset.current = String(current);
+  root.querySelector(".calc__results").classList.toggle("is-stale", !current);
+  root.querySelector(".calc__stale").hidden = current;
+}
+
+function showFieldError(root, field, message) {
+  const error = root.querySelector(`#${CSS.escape(field.id)}-error`);
+  if (message) {
+    field.setAttribute("aria-invalid", "true");
+    error.textContent = message;
+    error.hidden = false;
+  } else if (field.hasAttribute("aria-invalid")) {
+    field.removeAttribute("aria-invalid");
+    error.textContent = "";
+    error.hidden = true;
+  }
+}
+
+function showValues(root, answer) {
+  for (const dd of root.querySelectorAll("[data-result]")) {
+    const key = dd.dataset.result;
+    if (!(key in answer.values)) continue;
+    dd.dataset.value = answer.values[key];
+    dd.textContent = answer.text[key];
+  }
+}
+
+function showDefaults(root, fields) {
+  for (const field of fields) {
+    field.value = field.dataset.default;
+    showFieldError(root, field, "");
+  }
+}
+
+// ---------------------------------------------------------------- one calculator
+
+function mountCalculator(root, signal) {
+  const command = root.dataset.calc;
+  const fields = fieldsOf(root);
+  const byName = new Map(fields.map((field) => [field.name, field]));
+  const chart = root.querySelector("[data-chart]");
+  const ring = root.querySelector("[data-ring]") ? mountRing(root.querySelector("[data-ring]"), signal) : null;
+  let latest = 0;
+  let runtime = "idle";
+
+  for (const [name, text] of readQuery(location.search, byName.keys())) byName.get(name).value = text;
+
+  function setState(state) {
+    root.dataset.state = state;
+    if (STATUS[state]) showStatus(root, STATUS[state]);
+  }
+
+  function showAnswer(answer, ms) {
+    const bad = answer.ok ? undefined : byName.get(answer.param);
+    for (const field of fields) showFieldError(root, field, field === bad ? answer.message : "");
+    if (!answer.ok) {
+      setState("error");
+      if (!bad) showStatus(root, `Results not current: ${answer.message}`);
+      showCurrent(root, false);
+      return;
+    }
+    showValues(root, answer);
+    showCurrent(root, true);
+    setState("ready");
+    root.dataset.ms = ms.toFixed(2);
+    if (chart && answer.chart) drawChart(chart, answer.chart, answer.text);
+    if (ring && answer.chart) ring.update(String(answer.chart.ranks));
+  }
+
+  async function evaluate() {
+    const id = ++latest;
+    root.setAttribute("aria-busy", "true");
+    const reply = await request({ op: "evaluate", command, inputs: readInputs(fields) });
+    if (id !== latest || signal.aborted) return; // an answer for older inputs: a newer one is coming
+    root.setAttribute("aria-busy", "false");
+    if (reply.answer) showAnswer(reply.answer, reply.ms ?? 0);
+    else showUnavailable(reply.failure);
+  }
+
+  function showUnavailable(reason) {
+    latest++;
+    showDefaults(root, fields);
+    for (const field of fields) field.readOnly = true;
+    root.dataset.state = "unavailable";
+    root.setAttribute("aria-busy", "false");
+    showStatus(root, `The live calculator is unavailable (${reason}). ` +
+      "The results shown were computed for the default inputs when the site was built.");
+    showCurrent(root, true);
+  }
+
+  function onInput() {
+    writeQuery(fields);
+    if (runtime === "ready") evaluate();
+    else {
+      startRuntime();
+      showCurrent(root, isDefault(fields));
+    }
+  }
+
+  for (const field of fields) field.readOnly = false;
+  showCurrent(root, isDefault(fields));
+  root.querySelector(".calc__form").addEventListener("input", onInput, { signal });
+  root.querySelector(".calc__form").addEventListener("submit", (event) => event.preventDefault(), { signal });
+  root.addEventListener("focusin", startRuntime, { signal, once: true });
+
+  watchRuntime(({ state, reason }) => {
+    runtime = state;
+    if (state === "loading") setState("loading");
+    else if (state === "ready") evaluate();
+    else if (state === "unavailable") showUnavailable(reason);
+  }, signal);
+}
+
+// ---------------------------------------------------------------- the page
+
+/** Mount every calculator among `roots` once; start Python when one is on screen. */
+export function mountAll(roots, signal) {
+  const visible = new IntersectionObserver((entries) => {
+    if (entries.some((entry) => entry.isIntersecting)) {
+      visible.disconnect();
+      startRuntime();
+    }
+  });
+  signal.addEventListener("abort", () => visible.disconnect(), { once: true });
+  for (const root of roots) {
+    if (mounted.has(root)) continue;
+    mounted.add(root);
+    mountCalculator(root, signal);
+    visible.observe(root);
+  }
+}

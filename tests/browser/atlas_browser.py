@@ -1,0 +1,184 @@
+"""What the browser tests and the benchmark share: build, serve, drive Chromium, read a calculator.
+
+- The site is built once (``mkdocs build --strict -d <tmp>``) and served by a threaded
+  ``http.server`` on 127.0.0.1 at the port ``site_url`` names: Material's instant
+  navigation silently falls back to full page loads on any other origin.
+- Chromium is Debian's (``chromium`` on PATH) driven by Playwright; Playwright never
+  downloads a browser here. Without it the tests are skipped, except under ``CI=true``,
+  where they fail.
+- Every request of every page (its workers included) is routed: one to any host but the
+  test server fails the test, as does any console error or uncaught page error.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_ARGS = [
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def site_origin() -> tuple[str, int]:
+    """Host and port of ``site_url`` in mkdocs.yml."""
+    m = re.search(r"^site_url:\s*(\S+)", (ROOT / "mkdocs.yml").read_text(), re.M)
+    url = urlsplit(m[1])
+    return url.hostname, url.port or 80
+
+
+def build_site(dest: Path) -> float:
+    """Build the site into ``dest`` with --strict; return the seconds it took."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "true"}
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(dest)],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}")
+    return time.perf_counter() - started
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 (the base class's name)
+        pass
+
+
+def serve(directory: Path) -> ThreadingHTTPServer:
+    """Serve ``directory`` on the site_url's port in a daemon thread; fail if the port is taken."""
+    host, port = site_origin()
+    try:
+        server = ThreadingHTTPServer((host, port), functools.partial(_Quiet, directory=str(directory)))
+    except OSError as e:
+        raise RuntimeError(
+            f"cannot serve the test site on {host}:{port} (site_url in mkdocs.yml): {e}. "
+            "Stop whatever listens there (make serve?) and run the tests again."
+        ) from None
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name="site-server", daemon=True).start()
+    return server
+
+
+@dataclass
+class Watch:
+    """What a page did that a test may check: requests, off-site attempts, console errors."""
+
+    origin: str
+    requests: list[str] = field(default_factory=list)
+    offsite: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    allow_errors: bool = False  #: set by tests that break the runtime on purpose
+
+    def paths(self, suffix: str) -> list[str]:
+        return [u for u in self.requests if urlsplit(u).path.endswith(suffix)]
+
+
+def open_context(browser, base_url: str, watch: Watch, fault=None, **options):
+    """A fresh context whose every request goes through ``fault`` (or straight on) if it is ours."""
+    context = browser.new_context(base_url=base_url, **options)
+
+    def route(r):
+        url = r.request.url
+        if not url.startswith(base_url + "/"):
+            watch.offsite.append(url)
+            r.abort()
+            return
+        watch.requests.append(url)
+        if fault is None or not fault(r):
+            r.continue_()
+
+    context.route("**/*", route)
+    return context
+
+
+class Calculator:
+    """One calculator on a page, through its DOM contract (hooks/widgets.py)."""
+
+    def __init__(self, page, command: str):
+        self.page = page
+        self.root = page.locator(f'[data-calc="{command}"]')
+
+    def wait_state(self, *states: str, timeout: float = 20_000) -> str:
+        self.page.wait_for_function(
+            """([root, states]) => states.includes(root.dataset.state) && root.getAttribute("aria-busy") !== "true" """,
+            arg=[self.root.element_handle(), list(states)], timeout=timeout,
+        )
+        return self.state
+
+    @property
+    def state(self) -> str:
+        return self.root.get_attribute("data-state")
+
+    def set_inputs(self, values: dict[str, str], blank_others: bool = True) -> str:
+        """Put ``values`` in the fields (others blank), fire one input event, wait for the answer."""
+        self.root.evaluate(
+            """(root, [values, blank]) => {
+                for (const f of root.querySelectorAll(".calc__form [name]")) {
+                    if (f.name in values) f.value = values[f.name];
+                    else if (blank) f.value = "";
+                }
+                root.querySelector(".calc__form [name]").dispatchEvent(new Event("input", {bubbles: true}));
+            }""",
+            [values, blank_others],
+        )
+        return self.wait_state("ready", "error")
+
+    def values(self) -> dict[str, str]:
+        return self.root.evaluate(
+            "root => Object.fromEntries([...root.querySelectorAll('[data-result]')]"
+            ".map(d => [d.dataset.result, d.dataset.value]))"
+        )
+
+    def texts(self) -> dict[str, str]:
+        return self.root.evaluate(
+            "root => Object.fromEntries([...root.querySelectorAll('[data-result]')]"
+            ".map(d => [d.dataset.result, d.textContent]))"
+        )
+
+    def inputs(self) -> dict[str, str]:
+        return self.root.evaluate(
+            "root => Object.fromEntries([...root.querySelectorAll('.calc__form [name]')].map(f => [f.name, f.value]))"
+        )
+
+    def current(self) -> bool:
+        return self.root.locator(".calc__results").get_attribute("data-current") == "true"
+
+    def field_error(self, name: str) -> str | None:
+        """The message shown next to field ``name`` (None if none), checked against its ARIA."""
+        field_ = self.root.locator(f'.calc__form [name="{name}"]')
+        error_id = field_.get_attribute("id") + "-error"
+        assert error_id in field_.get_attribute("aria-describedby").split()
+        error = self.root.locator(f"#{error_id}")
+        if error.get_attribute("hidden") is not None:
+            assert field_.get_attribute("aria-invalid") is None
+            return None
+        assert field_.get_attribute("aria-invalid") == "true"
+        return error.text_content()
+
+    def status(self) -> str:
+        return self.root.locator(".calc__status").text_content()
+
+
+def cli_json(command: str, inputs: dict[str, str]) -> dict[str, str]:
+    """``python -m calc COMMAND --opt value ... --json``: each key's JSON text, exactly as printed."""
+    argv = [sys.executable, "-m", "calc", command, "--json"]
+    for name, value in inputs.items():
+        argv.append(f"--{name.replace('_', '-')}={value}")
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=True)
+    out = {key: json.dumps(value) for key, value in json.loads(proc.stdout).items()}
+    for key, text in out.items():
+        assert f'"{key}": {text}' in proc.stdout, (key, text, proc.stdout)  # as printed, not re-encoded
+    return out

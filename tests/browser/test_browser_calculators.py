@@ -1,0 +1,193 @@
+"""The live calculators in Chromium: same numbers as the CLI, errors next to the field, never stale."""
+
+from __future__ import annotations
+
+import pytest
+from atlas_browser import Calculator, cli_json, open_context
+from vectors import ALLREDUCE, BATCH
+
+from calc.api import COMMANDS, evaluate, format_result
+from calc.errors import CalcError
+
+pytestmark = pytest.mark.browser
+
+PAGES = {"batch": "/calculators/batch/", "allreduce": "/calculators/allreduce/"}
+VECTORS = {"batch": BATCH, "allreduce": ALLREDUCE}
+
+
+def open_calculator(page, command: str) -> Calculator:
+    page.goto(PAGES[command])
+    calc = Calculator(page, command)
+    assert calc.wait_state("ready") == "ready", calc.status()
+    return calc
+
+
+@pytest.mark.parametrize("command", PAGES)
+def test_prerendered_results_are_the_cli_defaults(browser, base_url, watch, command):
+    """With JavaScript off, the page shows the CLI's results and formatted text for the default inputs."""
+    context = open_context(browser, base_url, watch, java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(PAGES[command])
+        calc = Calculator(page, command)
+        assert calc.state == "static"
+        example = COMMANDS[command].example
+        assert calc.values() == {k: v for k, v in cli_json(command, example).items() if k in calc.values()}
+        assert calc.texts() == expected_texts(command, example)
+        assert calc.inputs() == {p.name: example.get(p.name, p.default or "") for p in COMMANDS[command].params}
+        assert watch.offsite == [] and not watch.paths(".wasm")
+    finally:
+        context.close()
+
+
+def expected_texts(command: str, inputs: dict[str, str]) -> dict[str, str]:
+    result = evaluate(command, inputs)
+    return {r.key: format_result(r.unit, result[r.key]) for r in COMMANDS[command].results}
+
+
+@pytest.mark.parametrize("command", PAGES)
+def test_live_defaults_equal_cpython(page, command):
+    """Once Python has run in the page, the default results are still exactly the CLI's."""
+    calc = open_calculator(page, command)
+    expected = cli_json(command, COMMANDS[command].example)
+    assert calc.values() == {k: expected[k] for k in calc.values()}
+    assert calc.current()
+    assert "in your browser" in calc.status()
+
+
+@pytest.mark.parametrize("command", PAGES)
+def test_parity_with_the_cli(page, command):
+    """For every vector, each data-value is the JSON text `python -m calc ... --json` prints."""
+    calc = open_calculator(page, command)
+    mismatches = []
+    for vector in VECTORS[command]:
+        assert calc.set_inputs(vector) == "ready", (vector, calc.status())
+        expected = cli_json(command, vector)
+        got = calc.values()
+        wrong = {k: (got[k], expected[k]) for k in got if got[k] != expected[k]}
+        if wrong:
+            mismatches.append((vector, wrong))
+        assert calc.current()
+    assert len(VECTORS[command]) >= 20
+    assert mismatches == []
+
+
+INVALID = {
+    "batch": [
+        ("micro_batch", ""), ("micro_batch", "abc"), ("micro_batch", "-1"), ("micro_batch", "0"),
+        ("micro_batch", "1e309"), ("micro_batch", "NaN"), ("micro_batch", "2.5"), ("accumulation", "1.5"),
+        ("data_parallel", "eight"), ("seq_len", "-4096"), ("padding_fraction", "1"),
+        ("gpus", "100", {"tensor_parallel": "8"}), ("gpus", "64", {"tensor_parallel": "3", "data_parallel": ""}),
+        ("microbatch_sizes", "8,8;x"),
+    ],
+    "allreduce": [
+        ("ranks", "abc"), ("ranks", "-1"), ("ranks", "0"), ("ranks", "1e309"), ("ranks", "NaN"),
+        ("ranks", "2.5"), ("payload", "abc"), ("payload", "-1"), ("payload", "1e309"), ("payload", "NaN B"),
+        ("bandwidth", "0"), ("bandwidth", "10 parsecs"), ("startup", "-5us"), ("startup", "1e309"),
+    ],
+}
+
+
+def expected_error(command: str, inputs: dict[str, str]) -> CalcError:
+    with pytest.raises(CalcError) as info:
+        evaluate(command, inputs)
+    return info.value
+
+
+@pytest.mark.parametrize("command", PAGES)
+def test_invalid_inputs_show_calc_message_and_no_current_result(page, command):
+    """Each invalid input shows CalcError's text next to its field; results are marked not current."""
+    calc = open_calculator(page, command)
+    example = dict(COMMANDS[command].example)
+    for case in INVALID[command]:
+        name, value, *extra = case
+        inputs = {**example, **(extra[0] if extra else {}), name: value}
+        error = expected_error(command, inputs)
+        assert calc.set_inputs(inputs) == "error", (case, calc.status())
+        assert calc.field_error(error.param) == str(error), case
+        assert not calc.current(), case
+        assert calc.root.locator(".calc__stale").is_visible(), case
+        assert "Traceback" not in calc.root.text_content()
+        others = [p.name for p in COMMANDS[command].params if p.name != error.param]
+        assert all(calc.field_error(n) is None for n in others), case
+        # fixing the input brings back current results and clears the message
+        assert calc.set_inputs(example) == "ready"
+        assert calc.current() and calc.field_error(error.param) is None
+
+
+def test_unit_syntax_in_text_fields(page):
+    """Size, bandwidth and time fields take the CLI's unit syntax."""
+    calc = open_calculator(page, "allreduce")
+    inputs = {"ranks": "8", "payload": "1GiB", "bandwidth": "100GB/s", "startup": "5us"}
+    for payload in ("1GiB", "1 GiB", "1073741824", "1.073741824GB", "1024MiB"):
+        assert calc.set_inputs({**inputs, "payload": payload}) == "ready", payload
+        assert calc.texts() == expected_texts("allreduce", inputs), payload
+    assert calc.set_inputs({**inputs, "bandwidth": "800Gbit/s", "startup": "0.005ms"}) == "ready"
+    assert calc.values() == {k: v for k, v in cli_json("allreduce", inputs).items() if k in calc.values()}
+
+
+def test_an_older_answer_never_overwrites_a_newer_one(page):
+    """Many quick edits: what stays on screen belongs to the last input."""
+    calc = open_calculator(page, "allreduce")
+    calc.root.evaluate(
+        """root => {
+            const field = root.querySelector('[name="ranks"]');
+            for (let p = 2; p <= 300; p++) {
+                field.value = String(p);
+                field.dispatchEvent(new Event("input", {bubbles: true}));
+            }
+        }"""
+    )
+    calc.wait_state("ready")
+    assert calc.values()["steps"] == cli_json("allreduce", {"ranks": "300"})["steps"] == "598"
+
+
+def test_typing_updates_the_result(page):
+    """Real key presses in a field update the result and say nothing is wrong."""
+    calc = open_calculator(page, "batch")
+    field = calc.root.locator('[name="accumulation"]')
+    field.fill("")
+    field.press_sequentially("32")
+    calc.wait_state("ready")
+    assert calc.values()["global_batch"] == "16384"
+    assert page.url.endswith("?accumulation=32")
+
+
+def test_allreduce_chart_marks_current_point_and_crossover(page):
+    """The chart follows the inputs: one marked point per panel and a crossover line where it is in range."""
+    calc = open_calculator(page, "allreduce")
+    chart = calc.root.locator("[data-chart]")
+    assert chart.locator("svg").count() == 2
+    assert chart.locator(".chart__current").count() == 2
+    assert chart.locator(".chart__crossover").count() == 2  # p·α·β = 32 MB and p = n/(α·β) ≈ 2,147
+    before = chart.locator(".chart__current").first.get_attribute("cx")
+    calc.set_inputs({"ranks": "8", "payload": "100kB"})
+    assert chart.locator(".chart__current").first.get_attribute("cx") != before
+    assert chart.locator(".chart__crossover").count() == 1  # p = n/(α·β) = 0.2: off the ranks axis
+    assert "crossover 4 MB" in chart.text_content()
+
+
+def test_ring_step_through_with_the_keyboard(page):
+    """The step-through follows calc's schedule and is operable with Tab, Enter and arrow keys."""
+    calc = open_calculator(page, "allreduce")
+    calc.set_inputs({"ranks": "3"})
+    ring = calc.root.locator("[data-ring]")
+    page.wait_for_function("r => r.querySelector('.ring__table') && r.querySelectorAll('tbody tr').length === 3",
+                           arg=ring.element_handle())
+    slider = ring.locator('input[type="range"]')
+    assert slider.get_attribute("max") == "4"
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    assert "Step 1 of 4, reduce-scatter" in ring.locator(".ring__caption").text_content()
+    moves = ring.locator(".ring__moves li").all_text_contents()
+    assert moves == ["rank 0 → rank 1: chunk 0, added", "rank 1 → rank 2: chunk 1, added",
+                     "rank 2 → rank 0: chunk 2, added"]
+    next_button = ring.get_by_role("button", name="Next step")
+    next_button.focus()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    assert "Step 3 of 4, all-gather" in ring.locator(".ring__caption").text_content()
+    page.keyboard.press("Enter")
+    assert "Done" in ring.locator(".ring__caption").text_content()
+    assert set(ring.locator("tbody td").all_text_contents()) == {"3/3"} | {f"3/3 ← {r}" for r in range(3)}
+    assert next_button.is_disabled()

@@ -1,0 +1,107 @@
+"""Inputs in the address: kept when not default, restored on opening, and never executed."""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urlsplit
+
+import pytest
+from atlas_browser import Calculator, Watch, cli_json, open_context
+
+pytestmark = pytest.mark.browser
+
+def test_url_round_trip(page, context):
+    """Edited inputs go to the query (non-default only); opening that address restores inputs and results."""
+    page.goto("/calculators/allreduce/")
+    calc = Calculator(page, "allreduce")
+    calc.wait_state("ready")
+    entries = page.evaluate("history.length")
+    calc.set_inputs({"ranks": "8", "payload": "4MB", "bandwidth": "100GB/s", "startup": "5us"})
+    assert urlsplit(page.url).query == "ranks=8&payload=4MB"
+    calc.set_inputs({"ranks": "64", "payload": "4MB", "bandwidth": "100GB/s", "startup": "5us"})
+    assert urlsplit(page.url).query == "payload=4MB"  # back to default: dropped
+    calc.set_inputs({"ranks": "8", "payload": "4MB", "bandwidth": "100GB/s", "startup": "5us"})
+    shared = page.url
+    assert page.evaluate("history.length") == entries  # replaceState, no new history entries
+
+    other = context.new_page()
+    other.goto(shared)
+    restored = Calculator(other, "allreduce")
+    restored.wait_state("ready")
+    assert restored.inputs() == {"ranks": "8", "payload": "4MB", "bandwidth": "100GB/s", "startup": "5us"}
+    expected = cli_json("allreduce", {"ranks": "8", "payload": "4MB"})
+    assert restored.values() == {k: expected[k] for k in restored.values()}
+    assert restored.current()
+    other.close()
+
+
+def test_malformed_url_value_is_a_field_error(page):
+    """A value calc rejects shows its message next to the field; unknown parameters are ignored."""
+    page.goto("/calculators/batch/?micro_batch=eight&colour=blue&accumulation=2")
+    calc = Calculator(page, "batch")
+    assert calc.wait_state("error") == "error"
+    assert calc.field_error("micro_batch") == "micro_batch must be a whole number >= 1, got 'eight'"
+    assert calc.inputs()["accumulation"] == "2"
+    assert not calc.current()
+
+
+MARKUP = [
+    '<img src=x onerror="window.__pwned=1">',
+    '"><script>window.__pwned=1</script>',
+    "javascript:window.__pwned=1",
+    "<svg onload=window.__pwned=1>",
+    "{{constructor.constructor('window.__pwned=1')()}}",
+    "${window.__pwned=1}",
+]
+
+
+def _hostile_queries() -> list[tuple[str, str]]:
+    fields = {"batch": ["micro_batch", "accumulation", "data_parallel", "microbatch_sizes", "seq_len"],
+              "allreduce": ["ranks", "payload", "bandwidth", "startup"]}
+    queries = []
+    for command, names in fields.items():
+        queries.append((command, "&".join(f"{n}={quote(MARKUP[i % len(MARKUP)])}" for i, n in enumerate(names))))
+        queries.append((command, "&".join(f"{n}={'9' * 10_000}" for n in names)))
+        queries.append((command, "__proto__[polluted]=1&__proto__=x&constructor[prototype][polluted]=1"
+                                 "&prototype=1&hasOwnProperty=1&toString=1&" + f"{names[0]}=2&{names[0]}=<b>3</b>"))
+    queries.append(("batch", "micro_batch=%E0%A4%A&accumulation=%00%0A%0D&data_parallel=" + quote("\u202e8\u0000")))
+    return queries
+
+
+PATHS = {"batch": "/calculators/batch/", "allreduce": "/calculators/allreduce/"}
+COUNT = "root => root.querySelectorAll('.calc__form *, .calc__results *, .calc__status *').length"
+RISKY = "document.querySelectorAll('script, img, iframe, object, embed, b').length"
+
+
+@pytest.fixture(scope="module")
+def baselines(browser, base_url):
+    """Element counts of each calculator page as built (JavaScript off: no Python needed)."""
+    context = open_context(browser, base_url, Watch(base_url), java_script_enabled=False)
+    page = context.new_page()
+    counts = {}
+    for command, path in PATHS.items():
+        page.goto(path)
+        counts[command] = (Calculator(page, command).root.evaluate(COUNT), page.evaluate(RISKY))
+    context.close()
+    return counts
+
+
+@pytest.mark.parametrize(("command", "query"), _hostile_queries(), ids=lambda v: v[:40])
+def test_hostile_url_executes_nothing_and_adds_no_element(page, baselines, command, query):
+    """Markup, prototype keys, 10 KB values: shown as text or ignored; no script runs, no element appears."""
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    baseline, risky_before = baselines[command]
+    path = PATHS[command]
+    count, risky = COUNT, RISKY
+
+    page.goto(f"{path}?{query}")
+    calc = Calculator(page, command)
+    calc.wait_state("ready", "error")
+    assert calc.root.evaluate(count) <= baseline  # the live status drops the static one's <code>
+    assert page.evaluate(risky) <= risky_before
+    assert page.evaluate("window.__pwned") is None
+    assert page.evaluate("({}).polluted === undefined && Object.prototype.polluted === undefined")
+    assert dialogs == []
+    if calc.state == "error":
+        assert not calc.current()
+        assert "Traceback" not in calc.root.text_content()

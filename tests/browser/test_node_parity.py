@@ -1,0 +1,37 @@
+"""The parity vectors inside Pyodide under Node, headless, against the wheel the built site serves."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from atlas_browser import ROOT, cli_json
+from vectors import ALLREDUCE, BATCH
+
+pytestmark = pytest.mark.build
+
+
+def test_parity_vectors_in_pyodide_under_node(site, manifest):
+    """calc from the served wheel, in Pyodide's CPython, prints what the CLI prints, with no network."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not on PATH (it is needed for npm anyway)")
+    vectors = [("batch", v) for v in BATCH] + [("allreduce", v) for v in ALLREDUCE]
+    requests = [{"op": "evaluate", "command": c, "inputs": v} for c, v in vectors]
+    proc = subprocess.run(
+        [node, str(Path(__file__).with_name("pyodide_parity.mjs")), str(ROOT / "node_modules/pyodide"), str(site)],
+        input=json.dumps(requests), capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["version"] == manifest["pyodide"]
+    assert out["python"].startswith("3.14")
+    assert "site-packages/calc" in out["location"]
+    assert out["loadedPackages"] == [] and out["fetches"] == []
+    for (command, vector), answer in zip(vectors, out["answers"], strict=True):
+        assert answer["ok"], (vector, answer)
+        expected = cli_json(command, vector)
+        assert answer["values"] == {k: expected[k] for k in answer["values"]}, vector
