@@ -104,9 +104,9 @@ def test_svg_figures_carry_no_digits_except_layout():
 
 def test_every_marker_in_the_pages_renders():
     """Each page's markers render without error through the hook renderers."""
-    from hooks import tables, widgets
+    from hooks import tables, views, widgets
 
-    renderers = {**tables.RENDERERS, **widgets.RENDERERS, **RENDERERS}
+    renderers = {**tables.RENDERERS, **widgets.RENDERERS, **views.RENDERERS, **RENDERERS}
     for page in NAV:
         out = replace_markers(_source(page), renderers, page)
         assert MARKER_RE.search(_without_markers_and_code(out)) is None
@@ -116,7 +116,9 @@ def test_calculators_are_placed_once_each_on_their_pages():
     """The batch and all-reduce calculators appear exactly once, on their own pages."""
     for page in NAV:
         text = _without_code(_source(page))
-        expected = {"batch.md": ["batch"], "allreduce.md": ["allreduce"]}.get(page, [])
+        # calculators/*.md: the live calculator pages (branch browser) beside the content pages
+        expected = {"batch.md": ["batch"], "allreduce.md": ["allreduce"], "calculators/batch.md": ["batch"],
+                    "calculators/allreduce.md": ["allreduce"]}.get(page, [])
         found = re.findall(r"<!--\s*calc:calculator\s+(\w+)", text)
         assert found == expected, page
 
@@ -241,7 +243,10 @@ def site(tmp_path_factory) -> Path:
 
 
 def _html(site: Path, page: str) -> str:
-    path = site / ("index.html" if page == "index.md" else page.removesuffix(".md") + "/index.html")
+    if page == "index.md" or page.endswith("/index.md"):
+        path = site / page.removesuffix("index.md") / "index.html"
+    else:
+        path = site / (page.removesuffix(".md") + "/index.html")
     return path.read_text(encoding="utf-8")
 
 
