@@ -57,17 +57,25 @@ class _Quiet(SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        """A browser that drops a connection (a closed page, an aborted route) is not an error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def serve(directory: Path) -> ThreadingHTTPServer:
     """Serve ``directory`` on the site_url's port in a daemon thread; fail if the port is taken."""
     host, port = site_origin()
     try:
-        server = ThreadingHTTPServer((host, port), functools.partial(_Quiet, directory=str(directory)))
+        server = _Server((host, port), functools.partial(_Quiet, directory=str(directory)))
     except OSError as e:
         raise RuntimeError(
             f"cannot serve the test site on {host}:{port} (site_url in mkdocs.yml): {e}. "
             "Stop whatever listens there (make serve?) and run the tests again."
         ) from None
-    server.daemon_threads = True
     threading.Thread(target=server.serve_forever, name="site-server", daemon=True).start()
     return server
 

@@ -1,7 +1,8 @@
 // The one module worker that owns Pyodide and the calc wheel (see calc-runtime.mjs).
 //
-// Start-up: read assets/runtime/manifest.json; fetch the wheel while Pyodide boots; check the
-// wheel's sha256 against the manifest; unpack it into site-packages; import calc.series.
+// Start-up: boot Pyodide while reading assets/runtime/manifest.json and fetching the wheel it
+// names; check the wheel's sha256 against the manifest; unpack it into site-packages; import
+// calc.series.
 // Then it posts {type: "ready"} or {type: "unavailable", reason}.
 //
 // Protocol, page -> worker: {id, request} where request is what calc.series.page_request
@@ -11,6 +12,7 @@
 import { loadPyodide } from "../vendor/pyodide/pyodide.mjs";
 
 const MANIFEST_URL = new URL("../runtime/manifest.json", import.meta.url);
+const PYODIDE_URL = new URL("../vendor/pyodide/", import.meta.url).href; // where pyodide.mjs came from
 
 async function fetchBytes(url) {
   const response = await fetch(url, { cache: "no-cache" });
@@ -33,11 +35,10 @@ async function verifiedWheel(manifest) {
 }
 
 async function start() {
-  const manifest = JSON.parse(new TextDecoder().decode(await fetchBytes(MANIFEST_URL)));
-  const indexURL = new URL(manifest.pyodide_dir, MANIFEST_URL).href;
-  const wheel = verifiedWheel(manifest); // fetched and checked while Pyodide boots
+  // The wheel is fetched and checked while Pyodide boots (both from this site).
+  const wheel = fetchBytes(MANIFEST_URL).then((bytes) => verifiedWheel(JSON.parse(new TextDecoder().decode(bytes))));
   wheel.catch(() => {}); // reported through the await below, not as an unhandled rejection
-  const pyodide = await loadPyodide({ indexURL, packages: [], stdout: () => {}, stderr: () => {} });
+  const pyodide = await loadPyodide({ indexURL: PYODIDE_URL, packages: [], stdout: () => {}, stderr: () => {} });
   const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
   pyodide.unpackArchive(await wheel, "wheel", { extractDir: sitePackages });
   // An owned proxy of calc.series.page_request, kept for the worker's lifetime.

@@ -1,0 +1,229 @@
+"""``make bench``: how fast the live calculators are, on loopback. Prints figures; asserts nothing.
+
+Medians over several runs of: ``mkdocs build``; navigation -> first Python result on a
+calculator page, cold (fresh browser context) and warm (same context, files in the HTTP
+cache), and the same for a bare page that only boots Pyodide in a module worker, so the
+ratio ours/bare shows what the site adds to Pyodide's own start; input -> updated result
+(p50, p95); the longest main-thread task while loading, with the scripts the browser
+blames (Long Animation Frames); bytes fetched before any interaction and up to the first
+result; the wheel's size. The site is built into a temporary folder and served on the
+``site_url`` port, as the browser tests do. Requests are not routed here (routing turns
+the HTTP cache off), so the warm figures are real.
+
+Run: ``python -m tests.bench [--runs N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "browser"))
+from atlas_browser import CHROMIUM_ARGS, build_site, serve  # noqa: E402
+
+TARGET_RATIO = 1.15
+TARGET_INPUT_P95_MS = 16.0
+
+#: Instrumentation added before any page script: first result, long tasks, long animation frames.
+PROBES = """
+window.__firstResult = null;
+window.__longtasks = [];
+window.__loaf = [];
+new MutationObserver((records, observer) => {
+  if (records.some((r) => r.target.dataset && r.target.dataset.state === "ready")) {
+    window.__firstResult = performance.now();
+    observer.disconnect();
+  }
+}).observe(document, { subtree: true, attributes: true, attributeFilter: ["data-state"] });
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) window.__longtasks.push(e.duration);
+}).observe({ type: "longtask", buffered: true });
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    window.__loaf.push({ duration: e.duration, scripts: e.scripts.map((s) => ({
+      url: s.sourceURL, duration: s.duration, invoker: s.invoker })) });
+  }
+}).observe({ type: "long-animation-frame", buffered: true });
+"""
+
+BARE_PAGE = """<!doctype html><meta charset="utf-8"><title>bare Pyodide boot</title>
+<script type="module">
+const worker = new Worker(new URL("bare-worker.mjs", import.meta.url), { type: "module" });
+worker.onmessage = () => { window.__firstResult = performance.now(); };
+</script>
+"""
+
+BARE_WORKER = """import { loadPyodide } from "../assets/vendor/pyodide/pyodide.mjs";
+const pyodide = await loadPyodide({ indexURL: new URL("../assets/vendor/pyodide/", import.meta.url).href });
+self.postMessage(pyodide.runPython("1 + 1"));
+"""
+
+#: One input every 50 ms (a fast typist); for each, the time from the input event until the result
+#: is in the DOM (the calculator's aria-busy goes false) and until the next frame after that.
+INPUT_LOOP = """async ([command, name, values]) => {
+  const root = document.querySelector(`[data-calc="${command}"]`);
+  const field = root.querySelector(`[name="${name}"]`);
+  const dom = [];
+  const frame = [];
+  for (const value of values) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const done = new Promise((resolve) => {
+      const observer = new MutationObserver(() => {
+        if (root.getAttribute("aria-busy") === "false") { observer.disconnect(); resolve(performance.now()); }
+      });
+      observer.observe(root, { attributes: true, attributeFilter: ["aria-busy"] });
+    });
+    field.value = value;
+    const started = performance.now();
+    field.dispatchEvent(new Event("input", { bubbles: true }));
+    dom.push((await done) - started);
+    await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+    frame.push(performance.now() - started);
+  }
+  return [dom, frame];
+}"""
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+class Bytes:
+    """Bytes of every finished request of a context (page and workers), with the time it finished."""
+
+    def __init__(self, context):
+        self.rows: list[tuple[str, int]] = []
+        context.on("requestfinished", self._finished)
+
+    def _finished(self, request):
+        sizes = request.sizes()
+        self.rows.append((request.url, sizes["responseBodySize"] + sizes["responseHeadersSize"]))
+
+    def total(self) -> int:
+        return sum(n for _, n in self.rows)
+
+
+def first_result(page, path: str, timeout: float = 30_000) -> float:
+    page.goto(path)
+    page.wait_for_function("window.__firstResult != null", timeout=timeout)
+    return page.evaluate("window.__firstResult")
+
+
+def longest_ours(page) -> tuple[float, float, float]:
+    """(longest task, longest long-animation-frame, longest script of ours inside one), in ms."""
+    tasks = page.evaluate("window.__longtasks")
+    frames = page.evaluate("window.__loaf")
+    ours = [s["duration"] for f in frames for s in f["scripts"] if "/assets/js/" in (s["url"] or "")]
+    return max(tasks, default=0.0), max((f["duration"] for f in frames), default=0.0), max(ours, default=0.0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--inputs", type=int, default=200)
+    args = parser.parse_args(argv)
+
+    from playwright.sync_api import sync_playwright
+
+    executable = shutil.which("chromium")
+    if executable is None:
+        print("chromium is not on PATH (make setup-test installs it)", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="atlas-bench-") as tmp:
+        builds = [build_site(Path(tmp) / f"build{i}") for i in range(args.runs)]
+        site = Path(tmp) / "build0"
+        (site / "bench").mkdir()
+        (site / "bench/bare.html").write_text(BARE_PAGE)
+        (site / "bench/bare-worker.mjs").write_text(BARE_WORKER)
+        manifest = json.loads((site / "assets/runtime/manifest.json").read_text())
+        server = serve(site)
+        base = f"http://{server.server_address[0]}:{server.server_address[1]}"
+        results: dict[str, list[float]] = {k: [] for k in
+                                           ("ours_cold", "ours_warm", "bare_cold", "bare_warm", "task", "frame",
+                                            "ours_script", "task_no_calc")}
+        bytes_first, bytes_idle, bytes_no_calc, pyodide_on_plain = [], [], [], []
+        inputs: dict[str, list[list[float]]] = {}
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+            for run in range(args.runs):
+                # bare Pyodide boot, cold then warm
+                ctx = browser.new_context(base_url=base)
+                page = ctx.new_page()
+                results["bare_cold"].append(first_result(page, "/bench/bare.html"))
+                page.close()
+                page = ctx.new_page()
+                results["bare_warm"].append(first_result(page, "/bench/bare.html"))
+                ctx.close()
+                # ours, cold then warm (batch calculator page)
+                ctx = browser.new_context(base_url=base)
+                ctx.add_init_script(PROBES)
+                counter = Bytes(ctx)
+                page = ctx.new_page()
+                results["ours_cold"].append(first_result(page, "/calculators/batch/"))
+                bytes_first.append(counter.total())
+                page.wait_for_load_state("networkidle")
+                bytes_idle.append(counter.total())
+                task, frame, ours = longest_ours(page)
+                results["task"].append(task)
+                results["frame"].append(frame)
+                results["ours_script"].append(ours)
+                page.close()
+                page = ctx.new_page()
+                results["ours_warm"].append(first_result(page, "/calculators/batch/"))
+                if run == 0:
+                    values = [str(1 + i % 97) for i in range(args.inputs)]
+                    inputs["batch"] = page.evaluate(INPUT_LOOP, ["batch", "micro_batch", values])
+                    page.goto("/calculators/allreduce/")
+                    page.wait_for_function("document.querySelector('[data-calc]').dataset.state === 'ready'")
+                    values = [str(2 + i % 300) for i in range(args.inputs)]
+                    inputs["allreduce"] = page.evaluate(INPUT_LOOP, ["allreduce", "ranks", values])
+                ctx.close()
+                # a page with no calculator
+                ctx = browser.new_context(base_url=base)
+                ctx.add_init_script(PROBES)
+                counter = Bytes(ctx)
+                page = ctx.new_page()
+                page.goto("/calculators/")
+                page.wait_for_load_state("networkidle")
+                bytes_no_calc.append(counter.total())
+                pyodide_on_plain += [u for u, _ in counter.rows if "pyodide" in u or "calc-worker" in u or ".whl" in u]
+                results["task_no_calc"].append(longest_ours(page)[0])
+                ctx.close()
+            browser.close()
+        server.shutdown()
+        server.server_close()
+
+    med = {k: statistics.median(v) for k, v in results.items()}
+    ratio_cold = med["ours_cold"] / med["bare_cold"]
+    ratio_warm = med["ours_warm"] / med["bare_warm"]
+    mb = 1e6
+    print(f"Parallelism Atlas bench: medians of {args.runs} runs, loopback, headless Chromium, "
+          f"Pyodide {manifest['pyodide']}")
+    print(f"  mkdocs build --strict (with the wheel)   {statistics.median(builds):7.2f} s")
+    print(f"  first Python result, cold: ours / bare   {med['ours_cold']:7.0f} / {med['bare_cold']:.0f} ms"
+          f"  ratio {ratio_cold:.3f}  (target <= {TARGET_RATIO})")
+    print(f"  first Python result, warm: ours / bare   {med['ours_warm']:7.0f} / {med['bare_warm']:.0f} ms"
+          f"  ratio {ratio_warm:.3f}")
+    for command, (dom, frame) in inputs.items():
+        print(f"  input -> result ({command:9}) p50 / p95   {percentile(dom, .5):7.2f} / "
+              f"{percentile(dom, .95):.2f} ms in the DOM over {len(dom)} inputs (target p95 <= {TARGET_INPUT_P95_MS}); "
+              f"next frame {percentile(frame, .5):.1f} / {percentile(frame, .95):.1f} ms")
+    print(f"  longest main-thread task while loading   {med['task']:7.0f} ms  (page without calculator: "
+          f"{med['task_no_calc']:.0f} ms)")
+    print(f"  longest animation frame / script of ours {med['frame']:7.0f} / {med['ours_script']:.1f} ms")
+    print(f"  bytes up to the first result             {statistics.median(bytes_first) / mb:7.2f} MB (uncompressed)")
+    print(f"  bytes before any interaction (idle)      {statistics.median(bytes_idle) / mb:7.2f} MB")
+    print(f"  bytes, page without a calculator         {statistics.median(bytes_no_calc) / mb:7.2f} MB; "
+          f"Pyodide/worker/wheel requests there: {len(pyodide_on_plain)}")
+    print(f"  wheel                                    {manifest['bytes'] / 1e3:7.1f} kB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
