@@ -35,7 +35,11 @@ CHROMIUM_ARGS = [
 def site_origin() -> tuple[str, int]:
     """Host and port of ``site_url`` in mkdocs.yml."""
     m = re.search(r"^site_url:\s*(\S+)", (ROOT / "mkdocs.yml").read_text(), re.M)
-    url = urlsplit(m[1])
+    text = m[1]
+    env = re.search(r'^site_url:\s*!ENV\s*\[\s*SITE_URL\s*,\s*"([^"]+)"', (ROOT / "mkdocs.yml").read_text(), re.M)
+    if env:  # site_url: !ENV [SITE_URL, "default"] (main): the build uses $SITE_URL when set
+        text = os.environ.get("SITE_URL") or env[1]
+    url = urlsplit(text)
     return url.hostname, url.port or 80
 
 
