@@ -114,7 +114,7 @@ class Bytes:
 
 def first_result(page, path: str, timeout: float = 30_000) -> float:
     page.goto(path)
-    page.wait_for_function("window.__firstResult != null", timeout=timeout)
+    page.wait_for_function("() => window.__firstResult != null", timeout=timeout)
     return page.evaluate("window.__firstResult")
 
 
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
                     values = [str(1 + i % 97) for i in range(args.inputs)]
                     inputs["batch"] = page.evaluate(INPUT_LOOP, ["batch", "micro_batch", values])
                     page.goto("/calculators/allreduce/")
-                    page.wait_for_function("document.querySelector('[data-calc]').dataset.state === 'ready'")
+                    page.wait_for_function("() => document.querySelector('[data-calc]').dataset.state === 'ready'")
                     values = [str(2 + i % 300) for i in range(args.inputs)]
                     inputs["allreduce"] = page.evaluate(INPUT_LOOP, ["allreduce", "ranks", values])
                 ctx.close()
@@ -256,11 +256,11 @@ def bench_tools(browser, base: str, n_inputs: int, runs: int) -> dict:
     ctx = browser.new_context(base_url=base)
     page = ctx.new_page()
     page.goto("/tools/atlas/")
-    page.wait_for_function("document.querySelector('[data-calc]').dataset.state === 'ready'", timeout=60_000)
+    page.wait_for_function("() => document.querySelector('[data-calc]').dataset.state === 'ready'", timeout=60_000)
     values = [("1", "2", "3", "4", "6")[i % 5] for i in range(n_inputs)]
     atlas = page.evaluate(INPUT_LOOP, ["plan", "interleave", values])
     page.goto("/tools/planner/")
-    page.wait_for_function("document.querySelector('[data-calc]').dataset.state === 'ready'", timeout=60_000)
+    page.wait_for_function("() => document.querySelector('[data-calc]').dataset.state === 'ready'", timeout=60_000)
     search = []
     for _ in range(runs):
         search.append(page.evaluate(PRESET_CLICK, ["gpt3-175b"]))
