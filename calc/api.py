@@ -11,6 +11,7 @@ number on the page is the number the CLI prints.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -920,6 +921,10 @@ PLAN = Command(
         Result("communications", "Communication per step", "json"),
         Result("stages", "What each stage holds", "json"),
         Result("uneven_split", "Uneven layer split", "text"),
+        Result("parallel", "Split", "json"),
+        Result("gpus", "GPUs", "GPUs"),
+        Result("nodes", "Nodes", "count"),
+        Result("rank_strides", "Rank strides (rank = Σ coordinate × stride)", "json"),
     ),
     compute=_compute_plan,
     example={**_LLAMA3_8B, "data": "8", "tensor": "8", "pipeline": "1", "context": "1", "expert": "1", "zero": "1",
@@ -930,7 +935,9 @@ PLAN = Command(
 def _compute_search(v: dict) -> dict:
     r = _search.search(_spec_model(v), v["global_batch"], _spec_hardware(v), v["precision"], top=v["top"],
                        max_micro_batch=v["max_micro_batch"], micro_batch=v["micro_batch"], tokens=v["tokens"])
-    return r.as_dict()
+    out = r.as_dict()
+    out["refused_summary"] = _search.refusal_summary(r.refused)
+    return out
 
 
 SEARCH = Command(
@@ -947,6 +954,7 @@ SEARCH = Command(
         Result("feasible", "Configurations that fit", "count"),
         Result("refused_count", "Configurations refused", "count"),
         Result("refused_by_reason", "Refused, by reason", "json"),
+        Result("refused_summary", "Refused, by rule (with examples)", "json"),
     ),
     compute=_compute_search,
     example={k: x for k, x in _LLAMA3_8B.items() if k != "micro_batch"},
@@ -981,11 +989,62 @@ TRAFFIC = Command(
     example={"micro_batch": "1", "seq_len": "2048", "hidden": "12288", "tensor_parallel": "8"},
 )
 
+
+def _compute_device_memory(v: dict) -> dict:
+    """Memory of the most loaded GPU from :func:`calc.plan.plan` with a cluster of exactly the split's GPUs."""
+    d, t, p, c, e = v["data"], v["tensor"], v["pipeline"], v["context"], v["expert"]
+    gpus = d * t * p * c * e
+    if gpus > _plan.MAX_GPUS:
+        raise CalcError("data", f"such that data × tensor × pipeline × context × expert <= {_plan.MAX_GPUS}", d)
+    mbs = v["microbatches"] if v["microbatches"] is not None else p
+    # Only memory is reported: FLOP/s and bandwidths do not change it (placeholders); nodes of up to 8.
+    hw = _plan.hardware(gpus, v["memory"], 1e15, 1e11, 1e11, 0.0, math.gcd(gpus, 8))
+    par = _plan.parallel(d, t, p, c, e, v["zero"], v["sequence_parallel"], v["recompute"], v["interleave"])
+    pl = _plan.plan(_spec_model(v), v["micro_batch"], v["micro_batch"] * d * e * mbs, hw, par, v["precision"])
+    mem = asdict(pl.memory_per_device)
+    stage = next(s for s in pl.stages if s.stage == mem["stage"])
+    return {**mem, "gpus": gpus, "microbatches": mbs, "params_per_device": stage.params_per_device,
+            "layers_on_stage": len(stage.layers)}
+
+
+DEVICE_MEMORY = Command(
+    name="device-memory",
+    title="Memory per GPU (model states and activations)",
+    params=_SPEC_MODEL + (
+        Param("micro_batch", "count", "Microbatch size b (sequences)", default="1", section="batch"),
+        Param("microbatches", "count", "Microbatches per step m", help="Blank: = pipeline (enough to fill 1F1B).",
+              section="batch"),
+        Param("memory", "size", "Memory per GPU (e.g. 80GB)", default="80GB", section="hardware"),
+    ) + _SPEC_PARALLEL + _SPEC_TRAINING[:1],
+    results=(
+        Result("total_bytes", "Total per GPU", "bytes"),
+        Result("fits", "Fits in the GPU's memory", "text"),
+        Result("binding_term", "Largest term", "text"),
+        Result("params_bytes", "Weights", "bytes"),
+        Result("grads_bytes", "Gradients", "bytes"),
+        Result("optimizer_bytes", "Optimizer states", "bytes"),
+        Result("activations_bytes", "Activations", "bytes"),
+        Result("buffers_bytes", "ZeRO-3 gathered layers", "bytes"),
+        Result("headroom_bytes", "Headroom (negative: over)", "bytes"),
+        Result("capacity_bytes", "GPU memory", "bytes"),
+        Result("total_gb", "Total per GPU in GB (10^9 B)", "ratio"),
+        Result("total_gib", "Total per GPU in GiB (2^30 B)", "ratio"),
+        Result("stage", "Most loaded pipeline stage", "count"),
+        Result("layers_on_stage", "Layers on that stage", "count"),
+        Result("params_per_device", "Parameters per GPU before ZeRO", "count"),
+        Result("gpus", "GPUs (data × tensor × pipeline × context × expert)", "GPUs"),
+        Result("microbatches", "Microbatches per step m", "microbatches"),
+    ),
+    compute=_compute_device_memory,
+    example={k: x for k, x in _LLAMA3_8B.items() if k in {p.name for p in _SPEC_MODEL} | {"micro_batch", "memory"}}
+    | {"data": "8", "zero": "1", "recompute": "selective"},
+)
+
 #: Every command, by its CLI name.
 COMMANDS: dict[str, Command] = {
     c.name: c
     for c in (BATCH, ALLREDUCE, MEMORY, ACTIVATIONS, FLOPS, TRAIN_TIME, BUBBLE, SCHEDULE, *GATHER_LIKE,
-              ALLREDUCE_ALGORITHMS, TWO_LEVEL, PLAN, SEARCH, SCALING, CAPACITY, TRAFFIC)
+              ALLREDUCE_ALGORITHMS, TWO_LEVEL, PLAN, SEARCH, SCALING, CAPACITY, TRAFFIC, DEVICE_MEMORY)
 }
 
 

@@ -22,6 +22,7 @@ ones are refused together without being costed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 
 from .check import count, real
@@ -29,7 +30,7 @@ from .errors import CalcError
 from .model import Model, precision as _precision
 from .plan import GIB, Hardware, Parallel, _Ctx, _evaluate, check_combination
 
-__all__ = ["Refusal", "SearchResult", "search", "MAX_TOP"]
+__all__ = ["Refusal", "SearchResult", "search", "refusal_summary", "MAX_TOP"]
 
 #: Most plans returned.
 MAX_TOP = 10_000
@@ -207,3 +208,29 @@ def search(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-ada
     for r in refused:
         by_reason[r.kind] = by_reason.get(r.kind, 0) + 1
     return SearchResult(tuple(plans), enumerated, len(found), len(refused), by_reason, tuple(refused))
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def refusal_summary(refused: tuple[Refusal, ...], examples: int = 3) -> list[dict]:
+    """The refusals grouped by rule (the reason with its numbers blanked), largest group first.
+
+    Each group: ``{"kind", "rule", "count", "examples": [{"parallel", "reason"}, ...]}`` with at
+    most ``examples`` examples, so a page can say why configurations fail without the
+    whole list (which runs to megabytes for a large cluster).
+
+    >>> r = (Refusal({"data": 8}, "memory", "needs 90.1 GiB on stage 0 > 74.5 GiB (largest term: activations)"),
+    ...      Refusal({"data": 4}, "memory", "needs 81.0 GiB on stage 0 > 74.5 GiB (largest term: activations)"))
+    >>> s = refusal_summary(r, examples=1)
+    >>> s[0]["count"], s[0]["rule"], len(s[0]["examples"])
+    (2, 'needs # GiB on stage # > # GiB (largest term: activations)', 1)
+    """
+    groups: dict[tuple[str, str], dict] = {}
+    for r in refused:
+        rule = _NUMBER.sub("#", r.reason)
+        g = groups.setdefault((r.kind, rule), {"kind": r.kind, "rule": rule, "count": 0, "examples": []})
+        g["count"] += 1
+        if len(g["examples"]) < examples:
+            g["examples"].append({"parallel": dict(r.parallel), "reason": r.reason})
+    return sorted(groups.values(), key=lambda g: (-g["count"], g["kind"], g["rule"]))

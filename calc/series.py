@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from . import collectives as _coll
 from . import units
+from . import views as _views
 from .api import COMMANDS, evaluate_for_page, parse_param
 from .check import MAX_COUNT, count
 from .errors import CalcError
@@ -209,6 +210,9 @@ def page_request(request_json: str) -> str:
             answer = json.loads(evaluate_for_page(command, json.dumps(inputs)))
             if answer["ok"] and command == "allreduce":
                 answer["chart"] = _chart_json(_allreduce_chart_for(inputs))
+            if answer["ok"] and command in _views.PAGE_VIEWS:  # the tool pages' drawings and tables
+                result = {key: json.loads(text) for key, text in answer["values"].items()}
+                answer["view"] = _views.page_view(command, inputs, result)
             return json.dumps(answer)
         if op == "ring":
             ranks = parse_param(COMMANDS["allreduce"].param("ranks"), request.get("ranks"))

@@ -1,7 +1,7 @@
 """What the hooks do, event by event; :mod:`hooks.entry` delegates here.
 
 Renderers: :mod:`hooks.tables` (values, tables), :mod:`hooks.widgets`
-(calculators). Assets: :mod:`hooks.assets` (npm files served by the site), :mod:`hooks.runtime`
+(calculators), :mod:`hooks.views` (the tool pages: atlas, memory, timeline, planner). Assets: :mod:`hooks.assets` (npm files served by the site), :mod:`hooks.runtime`
 (Pyodide and the ``calc`` wheel for the page's worker).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import assets, content, csp, reproducible, runtime, tables, widgets
+from . import assets, content, csp, reproducible, runtime, tables, views, widgets
 from .markers import MarkerError, Renderer, replace_markers
 
 __all__ = ["BuildState", "MarkerError", "on_files", "on_page_markdown", "on_post_build"]
@@ -29,7 +29,7 @@ class BuildState:
     def create(cls, config, root: Path) -> "BuildState":
         reproducible.fix_build_date(root)
         renderers: dict[str, Renderer] = {}
-        for module in (tables, widgets, content):
+        for module in (tables, widgets, content, views):
             clash = renderers.keys() & module.RENDERERS.keys()
             assert not clash, f"marker kinds registered twice: {clash}"
             renderers.update(module.RENDERERS)

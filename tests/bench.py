@@ -10,6 +10,9 @@ result; the wheel's size. The site is built into a temporary folder and served o
 ``site_url`` port, as the browser tests do. Requests are not routed here (routing turns
 the HTTP cache off), so the warm figures are real.
 
+The tool pages add: atlas input -> redrawn diagram (p50, p95; target p95 <= 50 ms) and the
+planner's search for 1024 GPUs in the page (:func:`bench_tools`).
+
 Run: ``python -m tests.bench [--runs N]``.
 """
 
@@ -110,7 +113,7 @@ class Bytes:
 
 def first_result(page, path: str, timeout: float = 30_000) -> float:
     page.goto(path)
-    page.wait_for_function("window.__firstResult != null", timeout=timeout)
+    page.wait_for_function("() => window.__firstResult != null", timeout=timeout)
     return page.evaluate("window.__firstResult")
 
 
@@ -179,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
                     values = [str(1 + i % 97) for i in range(args.inputs)]
                     inputs["batch"] = page.evaluate(INPUT_LOOP, ["batch", "micro_batch", values])
                     page.goto("/calculators/allreduce/")
-                    page.wait_for_function("document.querySelector('[data-calc]').dataset.state === 'ready'")
+                    page.wait_for_function("() => document.querySelector('[data-calc]').dataset.state === 'ready'")
                     values = [str(2 + i % 300) for i in range(args.inputs)]
                     inputs["allreduce"] = page.evaluate(INPUT_LOOP, ["allreduce", "ranks", values])
                 ctx.close()
@@ -194,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
                 pyodide_on_plain += [u for u, _ in counter.rows if "pyodide" in u or "calc-worker" in u or ".whl" in u]
                 results["task_no_calc"].append(longest_ours(page)[0])
                 ctx.close()
+            tools = bench_tools(browser, base, args.inputs, args.runs)  # the tool pages (issue 5)
             browser.close()
         server.shutdown()
         server.server_close()
@@ -221,7 +225,59 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  bytes, page without a calculator         {statistics.median(bytes_no_calc) / mb:7.2f} MB; "
           f"Pyodide/worker/wheel requests there: {len(pyodide_on_plain)}")
     print(f"  wheel                                    {manifest['bytes'] / 1e3:7.1f} kB")
+    print_tools(tools)
     return 0
+
+
+# ---------------------------------------------------------------------------- the tool pages (issue 5)
+
+TARGET_ATLAS_P95_MS = 50.0
+
+#: Load a preset on the planner and time it until the ranked plans are in the DOM.
+PRESET_CLICK = """async ([name]) => {
+  const root = document.querySelector('[data-calc="search"]');
+  const done = new Promise((resolve) => {
+    const observer = new MutationObserver(() => {
+      if (root.getAttribute("aria-busy") === "false") { observer.disconnect(); resolve(performance.now()); }
+    });
+    observer.observe(root, { attributes: true, attributeFilter: ["aria-busy"] });
+  });
+  const started = performance.now();
+  root.querySelector(`[data-preset="${name}"]`).click();
+  const end = await done;
+  return [end - started, Number(root.dataset.ms), Number(root.dataset.drawMs)];
+}"""
+
+
+def bench_tools(browser, base: str, n_inputs: int, runs: int) -> dict:
+    """Atlas: input -> redrawn diagram and tables (GPT-3 175B on 1024 GPUs, interleave cycling 1-6);
+    planner: GPT-3 175B preset -> ranked configurations for 1024 GPUs, in the page."""
+    ctx = browser.new_context(base_url=base)
+    page = ctx.new_page()
+    page.goto("/tools/atlas/")
+    page.wait_for_function("() => document.querySelector('[data-calc]').dataset.state === 'ready'", timeout=60_000)
+    values = [("1", "2", "3", "4", "6")[i % 5] for i in range(n_inputs)]
+    atlas = page.evaluate(INPUT_LOOP, ["plan", "interleave", values])
+    page.goto("/tools/planner/")
+    page.wait_for_function("() => document.querySelector('[data-calc]').dataset.state === 'ready'", timeout=60_000)
+    search = []
+    for _ in range(runs):
+        search.append(page.evaluate(PRESET_CLICK, ["gpt3-175b"]))
+        page.evaluate(PRESET_CLICK, ["llama3-8b"])
+    ctx.close()
+    return {"atlas": atlas, "search": search}
+
+
+def print_tools(tools: dict) -> None:
+    dom, frame = tools["atlas"]
+    print(f"  atlas input -> redrawn diagram p50 / p95 {percentile(dom, .5):7.2f} / {percentile(dom, .95):.2f} ms "
+          f"in the DOM over {len(dom)} inputs (target p95 <= {TARGET_ATLAS_P95_MS}); next frame "
+          f"{percentile(frame, .5):.1f} / {percentile(frame, .95):.1f} ms")
+    total = statistics.median(t for t, _, _ in tools["search"])
+    python = statistics.median(ms for _, ms, _ in tools["search"])
+    draw = statistics.median(d for _, _, d in tools["search"])
+    print(f"  planner, 1024 GPUs (GPT-3 175B preset)   {total:7.0f} ms to the ranked table "
+          f"(calc in the worker {python:.0f} ms, table drawn {draw:.1f} ms); median of {len(tools['search'])}")
 
 
 if __name__ == "__main__":

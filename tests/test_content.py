@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -104,9 +101,9 @@ def test_svg_figures_carry_no_digits_except_layout():
 
 def test_every_marker_in_the_pages_renders():
     """Each page's markers render without error through the hook renderers."""
-    from hooks import tables, widgets
+    from hooks import tables, views, widgets
 
-    renderers = {**tables.RENDERERS, **widgets.RENDERERS, **RENDERERS}
+    renderers = {**tables.RENDERERS, **widgets.RENDERERS, **views.RENDERERS, **RENDERERS}
     for page in NAV:
         out = replace_markers(_source(page), renderers, page)
         assert MARKER_RE.search(_without_markers_and_code(out)) is None
@@ -230,22 +227,16 @@ def test_calc_errors_are_reported_not_raised_raw():
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "true"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "WARNING" not in proc.stderr, proc.stderr[-3000:]
-    return out
+def site(built_site) -> Path:
+    """The session's one strict build (tests/conftest.py; tests/test_build.py checks it warns nothing)."""
+    return built_site
 
 
 def _html(site: Path, page: str) -> str:
-    stem = page.removesuffix(".md")
-    stem = stem.removesuffix("index").rstrip("/") if stem == "index" or stem.endswith("/index") else stem
-    path = site / (stem + "/index.html" if stem else "index.html")
+    if page == "index.md" or page.endswith("/index.md"):
+        path = site / page.removesuffix("index.md") / "index.html"
+    else:
+        path = site / (page.removesuffix(".md") + "/index.html")
     return path.read_text(encoding="utf-8")
 
 

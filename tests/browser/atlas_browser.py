@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import subprocess
 import sys
 import threading

@@ -7,6 +7,7 @@ import { request, startRuntime, watchRuntime } from "./calc-runtime.mjs";
 import { readQuery, writeQuery } from "./calc-url.mjs";
 import { drawChart } from "./calc-chart.mjs";
 import { mountRing } from "./calc-ring.mjs";
+import { mountView } from "./calc-view.mjs";
 
 const mounted = new WeakSet();
 
@@ -82,6 +83,7 @@ function mountCalculator(root, signal) {
   const byName = new Map(fields.map((field) => [field.name, field]));
   const chart = root.querySelector("[data-chart]");
   const ring = root.querySelector("[data-ring]") ? mountRing(root.querySelector("[data-ring]"), signal) : null;
+  const view = root.querySelector("[data-view]") ? mountView(root, signal) : null; // tool pages
   let latest = 0;
   let runtime = "idle";
 
@@ -107,6 +109,7 @@ function mountCalculator(root, signal) {
     root.dataset.ms = ms.toFixed(2);
     if (chart && answer.chart) drawChart(chart, answer.chart, answer.text);
     if (ring && answer.chart) ring.update(String(answer.chart.ranks));
+    if (view) view.update(answer);
   }
 
   async function evaluate() {
@@ -139,7 +142,10 @@ function mountCalculator(root, signal) {
     }
   }
 
-  for (const field of fields) field.readOnly = false;
+  for (const field of fields) {
+    field.readOnly = false;
+    field.disabled = false; // choices (<select>) are rendered disabled until the page is live
+  }
   showCurrent(root, isDefault(fields));
   root.querySelector(".calc__form").addEventListener("input", onInput, { signal });
   root.querySelector(".calc__form").addEventListener("submit", (event) => event.preventDefault(), { signal });

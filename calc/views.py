@@ -1,0 +1,205 @@
+"""What the tool pages draw beside their results: drawings (:mod:`calc.diagram`) and tables.
+
+:func:`page_view` is called by the build hook with a command's result and by
+the page's worker (through :func:`calc.series.page_request`) with the same
+result parsed back from JSON, so the picture and the tables are the same on
+both sides. A view is ``{"figures": [drawing, ...], "tables": {name: table}}``;
+a table is ``{"caption", "head": [...], "rows": [[cell, ...]], "align": "lrr…"}``,
+a cell either text or ``{"text", "href"}`` (a link the page builds as an
+``<a>`` whose ``href`` is set as an attribute, never as markup).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import urlencode
+
+from . import diagram, units
+from .api import COMMANDS, evaluate, format_result
+from .errors import CalcError
+from .presets import ATLAS_DEFAULT, PRESETS
+
+__all__ = ["page_view", "PAGE_VIEWS", "atlas_query", "ATLAS_HREF"]
+
+#: Where the planner's links point, relative to the planner page (``tools/planner/``).
+ATLAS_HREF = "../atlas/"
+
+
+def _b(n: float) -> str:
+    return format_result("bytes", n)
+
+
+def _table(caption: str, head: list[str], rows: list[list], align: str = "") -> dict:
+    return {"caption": caption, "head": head, "rows": rows, "align": align or "l" + "r" * (len(head) - 1)}
+
+
+# ---------------------------------------------------------------------------- plan (the atlas)
+
+
+def crossings_table(comms: list[dict]) -> dict:
+    rows = [[str(n), diagram.STRATEGY_NAMES.get(c["strategy"], c["strategy"]), c["collective"], c["what"],
+             str(c["group_size"]), _b(c["bytes_per_call"]), units.format_count(c["calls_per_step"]),
+             _b(c["bytes_per_step"]), "inside a node" if c["intra_node"] else "across nodes",
+             units.format_time(c["time_s"]), units.format_time(c["exposed_time_s"])]
+            for n, c in enumerate(comms, start=1)]
+    return _table("Every tensor that crosses a device boundary, per GPU per optimizer step (the numbers on the "
+                  "diagram)", ["#", "Strategy", "Collective", "What", "Group (GPUs)", "Bytes per call",
+                               "Calls per step", "Bytes per GPU per step", "Where", "Time per step", "Exposed"],
+                  rows, "llllrrrrlrr")
+
+
+_MEMORY_ROWS = (("params_bytes", "Weights"), ("grads_bytes", "Gradients"), ("optimizer_bytes", "Optimizer states"),
+                ("activations_bytes", "Activations"), ("buffers_bytes", "ZeRO-3 gathered layers"),
+                ("total_bytes", "Total"), ("capacity_bytes", "GPU memory"), ("headroom_bytes", "Headroom"))
+
+
+def memory_table(mem: dict) -> dict:
+    rows = [[label, units.format_bytes(mem[key]), units.format_bytes(mem[key], "iec")] for key, label in _MEMORY_ROWS]
+    return _table(f"Memory of one GPU of the most loaded stage (stage {mem['stage']}); "
+                  f"largest term: {mem['binding_term']}; {'fits' if mem['fits'] else 'does not fit'}",
+                  ["Component", "GB (10^9 B)", "GiB (2^30 B)"], rows)
+
+
+def step_table(plan: dict) -> dict:
+    rows = [["Compute", units.format_time(plan["compute_time_s"])],
+            ["Pipeline bubble", units.format_time(plan["bubble_time_s"])],
+            ["Exposed communication", units.format_time(plan["exposed_communication_s"])],
+            ["Step time", units.format_time(plan["step_time_s"])],
+            ["Microbatches per step", str(plan["microbatches_per_step"])],
+            ["Throughput", format_result("tokens_per_s", plan["tokens_per_s"])],
+            ["MFU", format_result("percent", plan["mfu"])]]
+    return _table("Step time", ["Part", "Time"], rows)
+
+
+def stages_table(plan: dict) -> dict:
+    v = plan["parallel"]["interleave"]
+    rows = []
+    for s in plan["stages"]:
+        extra = ", ".join(x for x, on in (("embedding", s["embedding"]), ("output head", s["output_head"])) if on)
+        rows.append([str(s["stage"]), diagram._layers_text(s["layers"], v) + (f" + {extra}" if extra else ""),
+                     units.format_count(round(s["params_per_device"])), _b(s["memory_total_bytes"]),
+                     units.format_time(s["time_per_microbatch_s"])])
+    return _table("What each pipeline stage holds (per GPU)",
+                  ["Stage", "Layers", "Parameters per GPU", "Memory per GPU", "Time per microbatch"], rows, "llrrr")
+
+
+def plan_view(inputs: Mapping, result: dict) -> dict:
+    return {"figures": [diagram.atlas_layout(result)],
+            "tables": {"crossings": crossings_table(result["communications"]),
+                       "memory": memory_table(result["memory_per_device"]),
+                       "step": step_table(result), "stages": stages_table(result)}}
+
+
+# ---------------------------------------------------------------------------- device-memory
+
+
+def device_memory_view(inputs: Mapping, result: dict) -> dict:
+    return {"figures": [diagram.memory_bars(result)], "tables": {"memory": memory_table(result)}}
+
+
+# ---------------------------------------------------------------------------- bubble (timelines)
+
+
+def _count_input(name: str, inputs: Mapping) -> int:
+    p = COMMANDS["bubble"].param(name)
+    text = inputs.get(name)
+    from .api import parse_param
+
+    return parse_param(p, p.default if text is None or str(text).strip() == "" else text)
+
+
+def bubble_view(inputs: Mapping, result: dict) -> dict:
+    p, m, v = (_count_input(k, inputs) for k in ("stages", "microbatches", "interleave"))
+    figures, rows = [], []
+    for kind, vk in (("gpipe", 1), ("1f1b", 1), ("interleaved", v)):
+        name = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "Interleaved 1F1B"}[kind]
+        if kind == "interleaved" and v == 1:
+            figures.append(_note(f"{name}: set the model chunks per stage v to 2 or more to see it."))
+            continue
+        try:
+            s = evaluate("schedule", {"kind": kind, "stages": str(p), "microbatches": str(m), "interleave": str(vk)})
+        except CalcError as e:
+            figures.append(_note(f"{name}: not drawn ({e})."))
+            continue
+        figures.append(diagram.timeline_layout(s, kind, p, m, vk))
+        ideal = 3 * vk * m
+        share = (s["makespan_slots"] - ideal) / s["makespan_slots"]
+        rows.append([name, str(vk), str(s["makespan_slots"]), str(ideal), f"{s['bubble_fraction']:.4g}",
+                     f"{share:.4g}", str(max(s["peak_in_flight"]))])
+    table = _table("Measured on the generated schedules (a backward takes two slots)",
+                   ["Schedule", "v", "Makespan (slots)", "Ideal (slots)", "Bubble / ideal", "Bubble / total",
+                    "Peak chunks in flight"], rows)
+    return {"figures": figures, "tables": {"schedules": table}}
+
+
+def _note(text: str) -> dict:
+    return {"w": 720.0, "h": 30.0, "title": text, "desc": text,
+            "items": [{"t": "text", "x": 8.0, "y": 20.0, "s": text, "cls": "tl-sub", "anchor": "start"}]}
+
+
+# ---------------------------------------------------------------------------- search (the planner)
+
+_PLAN_PARAMS = tuple(p.name for p in COMMANDS["plan"].params)
+
+
+def atlas_defaults() -> dict[str, str]:
+    """The atlas's default inputs: its preset, blank where the preset says nothing."""
+    preset = PRESETS[ATLAS_DEFAULT].inputs
+    return {p.name: preset.get(p.name, p.default or "") for p in COMMANDS["plan"].params}
+
+
+def atlas_query(inputs: Mapping, parallel: Mapping) -> str:
+    """The atlas's query string for the search ``inputs`` and one plan's ``parallel`` dict.
+
+    Only values that differ from the atlas's defaults are named (blank ones too, as ``name=``).
+
+    >>> atlas_query({"layers": "96"}, {"tensor": 8, "sequence_parallel": False, "micro_batch": 1})[:20]
+    'hidden=&heads=&vocab'
+    """
+    wanted: dict[str, str] = {}
+    for name in _PLAN_PARAMS:
+        if name in parallel:
+            value = parallel[name]
+            wanted[name] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        else:
+            text = inputs.get(name)
+            param = COMMANDS["plan"].param(name)
+            wanted[name] = param.default or "" if text is None or str(text).strip() == "" else str(text).strip()
+    defaults = atlas_defaults()
+    return urlencode([(k, x) for k, x in wanted.items() if x != defaults[k]])
+
+
+def search_view(inputs: Mapping, result: dict) -> dict:
+    rows = []
+    for pl in result["plans"]:
+        par = pl["parallel"]
+        mem = pl["memory_per_device"]
+        rows.append([str(pl["rank"]), str(par["data"]), str(par["tensor"]), str(par["pipeline"]), str(par["context"]),
+                     str(par["expert"]), str(par["zero"]), "on" if par["sequence_parallel"] else "off",
+                     par["recompute"], str(par["interleave"]), str(par["micro_batch"]),
+                     units.format_time(pl["step_time_s"]), format_result("percent", pl["mfu"]),
+                     units.format_bytes(mem["total_bytes"], "iec"), pl["why"],
+                     {"text": f"Open #{pl['rank']} in the atlas", "href": ATLAS_HREF + "?" + atlas_query(inputs, par)}])
+    plans = _table("Configurations that fit, fastest first, with why each ranks where it does",
+                   ["#", "DP", "TP", "PP", "CP", "EP", "ZeRO", "SP", "Recompute", "v", "Micro", "Step", "MFU",
+                    "Memory/GPU", "Why", "Atlas"], rows, "rrrrrrrllrrrrrll")
+    refusals = []
+    for g in result["refused_summary"]:
+        ex = g["examples"][0]
+        conf = ", ".join(f"{k} {x}" for k, x in ex["parallel"].items())
+        refusals.append([_REFUSAL_KIND.get(g["kind"], g["kind"]), units.format_count(g["count"]), ex["reason"], conf])
+    refused = _table(f"Why {units.format_count(result['refused_count'])} configurations were refused, by rule "
+                     "(one example each)", ["Reason", "Configurations", "Example", "Example configuration"],
+                     refusals, "lrll")
+    return {"figures": [], "tables": {"plans": plans, "refusals": refused}}
+
+
+_REFUSAL_KIND = {"memory": "memory: does not fit", "combination": "divisibility or an impossible combination"}
+
+#: Commands whose page shows a view, and the function that makes it.
+PAGE_VIEWS = {"plan": plan_view, "device-memory": device_memory_view, "bubble": bubble_view, "search": search_view}
+
+
+def page_view(command: str, inputs: Mapping, result: dict) -> dict:
+    """The view of ``command``'s ``result`` for ``inputs`` (see the module docstring)."""
+    return PAGE_VIEWS[command](inputs, result)

@@ -1,0 +1,138 @@
+// Tool pages (hooks/views.py): redraw calc's view — drawings (calc/diagram.py) and tables
+// (calc/views.py) — from the worker's answer, and load presets into the form.
+//
+// Only places what calc computed: every element is made with createElement(NS), every text set
+// with textContent, every attribute with setAttribute from a fixed list. The build hook writes
+// the same structure as HTML, so the page looks the same with JavaScript off.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const ATTRS = {
+  rect: [["x", "x"], ["y", "y"], ["w", "width"], ["h", "height"], ["rx", "rx"]],
+  line: [["x1", "x1"], ["y1", "y1"], ["x2", "x2"], ["y2", "y2"]],
+  circle: [["cx", "cx"], ["cy", "cy"], ["r", "r"]],
+  text: [["x", "x"], ["y", "y"]],
+  path: [],
+};
+const ANCHORS = new Set(["start", "middle", "end"]);
+
+function svgItem(item) {
+  if (item.t === "g") {
+    const g = document.createElementNS(SVG_NS, "g");
+    if (item.cls) g.setAttribute("class", item.cls);
+    for (const [key, value] of Object.entries(item.data ?? {})) {
+      if (/^[a-z][a-z0-9-]*$/.test(key)) g.setAttribute(`data-${key}`, String(value));
+    }
+    if (item.title) g.append(svgTitle(item.title));
+    for (const child of item.items) g.append(svgItem(child));
+    return g;
+  }
+  if (!(item.t in ATTRS)) throw new Error(`unknown drawing primitive ${item.t}`);
+  const el = document.createElementNS(SVG_NS, item.t);
+  for (const [key, name] of ATTRS[item.t]) if (key in item) el.setAttribute(name, String(item[key]));
+  if (item.t === "path") el.setAttribute("d", String(item.d));
+  if (item.cls) el.setAttribute("class", item.cls);
+  if (item.t === "text") {
+    el.setAttribute("text-anchor", ANCHORS.has(item.anchor) ? item.anchor : "start");
+    el.textContent = item.s;
+  } else if (item.title) el.append(svgTitle(item.title));
+  return el;
+}
+
+function svgTitle(text) {
+  const title = document.createElementNS(SVG_NS, "title");
+  title.textContent = text;
+  return title;
+}
+
+/** An <svg> for one drawing; `uid` names its title and description. */
+export function drawing(d, uid) {
+  const svg = document.createElementNS(SVG_NS, "svg");
+  svg.setAttribute("class", "draw");
+  svg.setAttribute("viewBox", `0 0 ${d.w} ${d.h}`);
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-labelledby", `${uid}-t ${uid}-d`);
+  const title = svgTitle(d.title);
+  title.id = `${uid}-t`;
+  const desc = document.createElementNS(SVG_NS, "desc");
+  desc.id = `${uid}-d`;
+  desc.textContent = d.desc;
+  svg.append(title, desc);
+  for (const item of d.items) svg.append(svgItem(item));
+  return svg;
+}
+
+function cell(tag, value, right) {
+  const el = document.createElement(tag);
+  if (right) el.className = "num";
+  if (value !== null && typeof value === "object") {
+    const a = document.createElement("a");
+    a.setAttribute("href", String(value.href));
+    a.textContent = value.text;
+    el.append(a);
+  } else el.textContent = String(value);
+  return el;
+}
+
+/** One view table in its scrolling wrapper (see hooks/views.py table_html). */
+export function table(name, t) {
+  const wrap = document.createElement("div");
+  wrap.className = "tool__table";
+  wrap.dataset.table = name;
+  wrap.tabIndex = 0;
+  wrap.setAttribute("role", "region");
+  wrap.setAttribute("aria-label", t.caption);
+  const tableEl = document.createElement("table");
+  const caption = document.createElement("caption");
+  caption.textContent = t.caption;
+  const head = document.createElement("tr");
+  t.head.forEach((h, i) => {
+    const th = cell("th", h, t.align[i] === "r");
+    th.setAttribute("scope", "col");
+    head.append(th);
+  });
+  const thead = document.createElement("thead");
+  thead.append(head);
+  const tbody = document.createElement("tbody");
+  for (const row of t.rows) {
+    const tr = document.createElement("tr");
+    row.forEach((value, i) => tr.append(cell("td", value, t.align[i] === "r")));
+    tbody.append(tr);
+  }
+  tableEl.append(caption, thead, tbody);
+  wrap.append(tableEl);
+  return wrap;
+}
+
+/** Make a tool's view and presets live; returns {update(answer)} for calc-mount.mjs. */
+export function mountView(root, signal) {
+  const view = root.querySelector("[data-view]");
+  const form = root.querySelector(".calc__form");
+  for (const button of root.querySelectorAll("[data-preset]")) {
+    button.disabled = false;
+    button.addEventListener("click", () => {
+      const values = JSON.parse(button.dataset.inputs);
+      for (const field of form.querySelectorAll("[name]")) {
+        if (Object.hasOwn(values, field.name)) field.value = values[field.name];
+      }
+      for (const other of root.querySelectorAll("[data-preset]")) {
+        other.setAttribute("aria-pressed", String(other === button));
+      }
+      form.querySelector("[name]").dispatchEvent(new Event("input", { bubbles: true }));
+    }, { signal });
+  }
+  return {
+    update(answer) {
+      if (!answer.view) return;
+      const started = performance.now();
+      const parts = answer.view.figures.map((d, i) => {
+        const figure = document.createElement("figure");
+        figure.className = "tool__figure";
+        figure.append(drawing(d, `${root.id}-fig${i}`));
+        return figure;
+      });
+      for (const [name, t] of Object.entries(answer.view.tables)) parts.push(table(name, t));
+      view.replaceChildren(...parts);
+      root.dataset.drawMs = (performance.now() - started).toFixed(2);
+    },
+  };
+}

@@ -1,0 +1,238 @@
+"""The tool pages in Chromium: the atlas, memory per GPU, the pipeline timeline and the planner.
+
+Same standards as the live calculators (test_browser_calculators.py): the page's data-value is the
+JSON text the CLI prints, errors sit next to their field, nothing stale looks current, and the
+`page` fixture fails a test on any request to another host or any console error.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from tests.browser.atlas_browser import ROOT, Calculator, cli_json, open_context
+
+from calc.api import COMMANDS, evaluate
+from calc.errors import CalcError
+from calc.presets import ATLAS_DEFAULT, PRESETS
+
+pytestmark = pytest.mark.browser
+
+PAGES = {"plan": "/tools/atlas/", "device-memory": "/tools/memory/", "bubble": "/tools/timeline/",
+         "search": "/tools/planner/"}
+
+#: Splits of the atlas's default model (GPT-3 175B on 1024 GPUs), and other presets.
+ATLAS_VECTORS = [
+    {},
+    {"interleave": "2"},
+    {"interleave": "4", "recompute": "selective", "sequence_parallel": "true"},
+    {"data": "32", "pipeline": "4"},
+    {"data": "8", "pipeline": "16"},
+    {"data": "128", "pipeline": "1", "zero": "3", "sequence_parallel": "true", "recompute": "selective"},
+    {"data": "8", "context": "2", "sequence_parallel": "true"},
+    {"data": "64", "tensor": "2", "zero": "1"},
+    {"data": "16", "micro_batch": "2", "zero": "1", "precision": "bf16-adam"},
+    {"data": "16", "inter_node_bandwidth": "50GB/s", "intra_node_bandwidth": "450GB/s", "flops_per_gpu": "989TFLOP/s"},
+    {**PRESETS["llama3-8b"].inputs},
+    {**PRESETS["mixtral-8x7b"].inputs},
+    {**PRESETS["mixtral-8x7b"].inputs, "data": "1", "context": "2"},
+]
+
+
+def spec_json(command: str, inputs: dict[str, str], tmp_path) -> dict[str, str]:
+    """``python -m calc COMMAND SPEC.json --json`` for flat inputs: each key's JSON text as printed."""
+    sections: dict[str, dict] = {}
+    for p in COMMANDS[command].params:
+        value = inputs.get(p.name, "")
+        if p.section and value.strip() != "":
+            sections.setdefault(p.section, {})[p.name] = value
+    path = tmp_path / "SPEC.json"
+    path.write_text(json.dumps(sections))
+    proc = subprocess.run([sys.executable, "-m", "calc", command, str(path), "--json"], cwd=ROOT,
+                          capture_output=True, text=True, check=True)
+    out = {key: json.dumps(value) for key, value in json.loads(proc.stdout).items()}
+    for key, text in out.items():
+        assert f'"{key}": {text}' in proc.stdout, key  # as printed, not re-encoded
+    return out
+
+
+def open_tool(page, command: str, query: str = "") -> Calculator:
+    page.goto(PAGES[command] + query)
+    calc = Calculator(page, command)
+    assert calc.wait_state("ready", timeout=30_000) == "ready", calc.status()
+    return calc
+
+
+def atlas_inputs(extra: dict[str, str]) -> dict[str, str]:
+    base = {p.name: PRESETS[ATLAS_DEFAULT].inputs.get(p.name, p.default or "") for p in COMMANDS["plan"].params}
+    if "layers" in extra:  # a whole preset: fields it does not name take their defaults
+        base = {p.name: p.default or "" for p in COMMANDS["plan"].params}
+    return {**base, **extra}
+
+
+def crossings_drawn(calc: Calculator) -> int:
+    return calc.root.locator("[data-view] svg g.atlas-crossing").count()
+
+
+def test_atlas_table_parity_with_the_cli(page, tmp_path):
+    """For each configuration, every data-value equals `python -m calc plan SPEC --json`, and the redrawn
+    diagram has one crossing per communication."""
+    calc = open_tool(page, "plan")
+    mismatches = []
+    for extra in ATLAS_VECTORS:
+        inputs = atlas_inputs(extra)
+        assert calc.set_inputs(inputs) == "ready", (extra, calc.status())
+        expected = spec_json("plan", inputs, tmp_path)
+        got = calc.values()
+        wrong = {k: (got[k][:80], expected[k][:80]) for k in got if got[k] != expected[k]}
+        if wrong:
+            mismatches.append((extra, wrong))
+        assert crossings_drawn(calc) == len(json.loads(got["communications"])), extra
+        rows = calc.root.locator('[data-table="crossings"] tbody tr').count()
+        assert rows == len(json.loads(got["communications"])), extra
+        assert calc.current()
+    assert len(ATLAS_VECTORS) >= 10
+    assert mismatches == []
+
+
+def test_prerendered_tools_without_javascript(browser, base_url, watch):
+    """With JavaScript off each tool page shows calc's default results and a drawn view."""
+    context = open_context(browser, base_url, watch, java_script_enabled=False)
+    try:
+        page = context.new_page()
+        for command, path in PAGES.items():
+            page.goto(path)
+            calc = Calculator(page, command)
+            assert calc.state == "static"
+            expected = {k: json.dumps(v) for k, v in evaluate(command, calc.inputs()).items()}
+            assert calc.values() == {k: expected[k] for k in calc.values()}, command
+            assert calc.root.locator("[data-view] .tool__table").count() >= 1
+            if command != "search":
+                assert calc.root.locator("[data-view] svg.draw").count() >= 1
+        assert watch.offsite == [] and not watch.paths(".wasm")
+    finally:
+        context.close()
+
+
+def test_presets_load_and_render(page):
+    """Each preset button fills the fields, keeps them in the URL and redraws the atlas."""
+    calc = open_tool(page, "plan")
+    for name, preset in PRESETS.items():
+        calc.root.locator(f'[data-preset="{name}"]').click()
+        assert calc.wait_state("ready", "error") == "ready", name
+        inputs = calc.inputs()
+        assert all(inputs[k] == v for k, v in preset.inputs.items()), name
+        plan = evaluate("plan", inputs)
+        assert calc.values()["step_time_s"] == json.dumps(plan["step_time_s"]), name
+        assert crossings_drawn(calc) == len(plan["communications"]), name
+        assert calc.root.locator(f'[data-preset="{name}"]').get_attribute("aria-pressed") == "true"
+        query = dict(parse_qsl(urlsplit(page.url).query, keep_blank_values=True))
+        if name != ATLAS_DEFAULT:
+            assert query.get("layers") == preset.inputs["layers"], name
+        else:
+            assert query == {}, name  # only non-default values are kept
+
+
+def test_url_restores_the_atlas(page, tmp_path):
+    """Opening the atlas with a query restores those inputs and their results."""
+    calc = open_tool(page, "plan", "?data=32&pipeline=4&interleave=2")
+    inputs = atlas_inputs({"data": "32", "pipeline": "4", "interleave": "2"})
+    assert calc.inputs() == inputs
+    assert calc.values()["step_time_s"] == spec_json("plan", inputs, tmp_path)["step_time_s"]
+
+
+def test_planner_link_opens_the_configuration_in_the_atlas(page):
+    """The planner ranks configurations; following a link gives the atlas that configuration's plan."""
+    calc = open_tool(page, "search")
+    values = calc.values()
+    plans = json.loads(values["plans"])
+    assert plans and json.loads(values["refused_summary"]) is not None
+    link = calc.root.locator('[data-table="plans"] tbody tr').nth(1).locator("a")
+    href = link.get_attribute("href")
+    link.click()
+    page.wait_for_url("**/tools/atlas/**")
+    atlas = Calculator(page, "plan")
+    assert atlas.wait_state("ready", timeout=30_000) == "ready"
+    query = dict(parse_qsl(urlsplit(href).query, keep_blank_values=True))
+    assert all(atlas.inputs()[k] == v for k, v in query.items())
+    assert json.loads(atlas.values()["step_time_s"]) == plans[1]["step_time_s"]
+    par = json.loads(atlas.values()["parallel"])
+    assert {k: par[k] for k in ("data", "tensor", "pipeline", "zero")} == \
+        {k: plans[1]["parallel"][k] for k in ("data", "tensor", "pipeline", "zero")}
+
+
+def test_planner_search_for_1024_gpus(page):
+    """The GPT-3 preset (1024 GPUs) is searched in the page; the ranking is the CLI's."""
+    calc = open_tool(page, "search")
+    calc.root.locator('[data-preset="gpt3-175b"]').click()
+    assert calc.wait_state("ready", "error", timeout=60_000) == "ready"
+    expected = evaluate("search", calc.inputs())
+    assert calc.values()["plans"] == json.dumps(expected["plans"])
+    assert calc.values()["refused_count"] == json.dumps(expected["refused_count"])
+    assert calc.root.locator('[data-table="refusals"] tbody tr').count() == len(expected["refused_summary"])
+
+
+def test_memory_updates_live(page, tmp_path):
+    """Changing ZeRO or recomputation updates the stacked bar and the values, equal to the CLI's."""
+    calc = open_tool(page, "device-memory")
+    base = calc.inputs()
+    for extra in ({"zero": "3"}, {"recompute": "full"}, {"tensor": "4", "data": "2"}, {"seq_len": "32768"}):
+        inputs = {**base, **extra}
+        assert calc.set_inputs(inputs) == "ready", extra
+        expected = spec_json("device-memory", inputs, tmp_path)
+        assert calc.values() == {k: expected[k] for k in calc.values()}, extra
+        title = calc.root.locator("[data-view] svg title").first.text_content()
+        assert ("does not fit" in title) == (expected["fits"] == "false"), extra
+
+
+def test_timeline_updates_live(page):
+    """More stages redraw more rows; the bubble results equal the CLI's; invalid interleaving is an error."""
+    calc = open_tool(page, "bubble")
+    for inputs in ({"stages": "8", "microbatches": "16", "interleave": "2"},
+                   {"stages": "2", "microbatches": "4", "interleave": "1"}):
+        assert calc.set_inputs(inputs) == "ready", inputs
+        assert calc.values() == {k: v for k, v in cli_json("bubble", inputs).items() if k in calc.values()}
+        ops = calc.root.locator("[data-view] svg rect.tl-op").count()
+        p, m, v = (int(inputs[k]) for k in ("stages", "microbatches", "interleave"))
+        assert ops == 2 * p * m * 2 + (2 * p * m * v if v > 1 else 0), inputs
+    assert calc.set_inputs({"stages": "4", "microbatches": "6", "interleave": "2"}) == "error"
+    assert calc.field_error("microbatches") and not calc.current()
+
+
+@pytest.mark.parametrize("command,name,value", [("plan", "tensor", "3"), ("plan", "data", "abc"),
+                                                ("plan", "zero", "4"), ("device-memory", "micro_batch", "0"),
+                                                ("search", "gpus", "12")])
+def test_invalid_input_shows_field_error_and_no_current_result(page, command, name, value):
+    """An invalid input shows calc's message next to its field; results and view are marked not current."""
+    calc = open_tool(page, command)
+    inputs = {**calc.inputs(), name: value}
+    with pytest.raises(CalcError) as info:
+        evaluate(command, inputs)
+    assert calc.set_inputs(inputs) == "error"
+    assert calc.field_error(info.value.param) == str(info.value)
+    assert not calc.current() and calc.root.locator(".calc__stale").is_visible()
+    opacity = calc.root.locator("[data-view]").evaluate("el => getComputedStyle(el).opacity")
+    assert float(opacity) < 1
+    assert "Traceback" not in calc.root.text_content()
+
+
+def test_readable_at_375_px(browser, base_url, watch):
+    """At 375 px wide no tool page scrolls sideways: the SVG scales, the tables scroll in their box."""
+    context = open_context(browser, base_url, watch, viewport={"width": 375, "height": 800})
+    try:
+        page = context.new_page()
+        page.on("console", lambda m: watch.errors.append(m.text) if m.type == "error" else None)
+        for command, path in PAGES.items():
+            page.goto(path)
+            Calculator(page, command).wait_state("ready", timeout=30_000)
+            width = page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 375, (path, width)
+            box = page.locator("[data-view] svg.draw").first.bounding_box() if command != "search" else None
+            assert box is None or box["width"] <= 375
+            assert len(page.screenshot(full_page=True)) > 10_000  # something was painted
+        assert watch.errors == [] and watch.offsite == []
+    finally:
+        context.close()
