@@ -27,7 +27,7 @@ def test_wheel_holds_the_calc_package_the_build_imports(wheel):
     """The wheel is built from this source tree: every calc module, byte for byte."""
     with zipfile.ZipFile(io.BytesIO(wheel.data)) as z:
         names = {n for n in z.namelist() if n.startswith("calc/")}
-        assert names == {f"calc/{p.name}" for p in (ROOT / "calc").glob("*.py")}
+        assert names == {p.relative_to(ROOT).as_posix() for p in (ROOT / "calc").rglob("*.py")}
         assert z.read("calc/series.py") == (ROOT / "calc/series.py").read_bytes()
     assert wheel.built_as.endswith("-py3-none-any.whl")
 

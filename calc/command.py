@@ -1,0 +1,199 @@
+"""What a command is: its parameters, its results, and how raw text becomes values.
+
+A :class:`Command` lists its parameters (name, kind, label, default) and its
+results (JSON key, label, unit). :func:`parse_param` turns one raw value, as
+typed in a terminal, a form field or a URL, into the value a calculation takes;
+:func:`format_result` gives the text shown beside a raw value, always with its
+unit. The commands themselves are in :mod:`calc.commands`; :mod:`calc.api`
+assembles and evaluates them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from . import units
+from .check import MAX_COUNT, count, fraction, real
+from .errors import CalcError
+
+__all__ = ["Param", "Result", "Command", "parse_param", "is_blank", "format_result", "unit_of_field", "format_field"]
+
+_NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One input. ``default`` is raw text; ``None`` means optional and absent."""
+
+    name: str  #: snake_case; the CLI option is ``--`` + name with ``-``
+    kind: str  #: count | number | fraction | size | bandwidth | time | flop_rate | sizes | choice | flag
+    label: str  #: what the field is, with its unit
+    help: str = ""
+    default: str | None = None
+    group: str = ""  #: fields are grouped under this heading in the page
+    choices: tuple[str, ...] = ()
+    minimum: float = 1  #: for count (whole) and number (real, inclusive)
+    required: bool = False  #: blank is an error rather than "absent"
+    maximum: float | None = None  #: for count and number; None: check.MAX_COUNT (count) or 1e18 (number)
+    section: str = ""  #: the SPEC.json section holding it (plan and search only)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One output: its JSON key, a label, and the unit word used to format it."""
+
+    key: str
+    label: str
+    unit: str  #: examples | sequences | tokens | count | bytes | seconds | bytes_per_s | ratio | percent | text | flops | days | tokens_per_s | json
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A calculation the CLI, the hooks and the page all offer."""
+
+    name: str
+    title: str
+    params: tuple[Param, ...]
+    results: tuple[Result, ...]
+    compute: Callable[[dict], dict] = field(repr=False)
+    example: Mapping[str, str] = field(default_factory=dict)  #: the page's default inputs
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise CalcError("parameter", f"one of {', '.join(p.name for p in self.params)}", name)
+
+
+def _parse_number_text(p: Param, raw: object, rule: str) -> object:
+    if isinstance(raw, str):
+        text = raw.strip()
+        if len(text) > 64 or not _NUMBER_RE.fullmatch(text):
+            raise CalcError(p.name, rule, raw)
+        return int(text) if text.lstrip("+-").isdigit() else float(text)
+    return raw
+
+
+def parse_param(p: Param, raw: object) -> object:
+    """Turn one raw value (text or number) into the value the calculation takes."""
+    if p.kind == "count":
+        rule = f"a whole number >= {int(p.minimum)}"
+        top = MAX_COUNT if p.maximum is None else int(p.maximum)
+        return count(p.name, _parse_number_text(p, raw, rule), minimum=int(p.minimum), maximum=top)
+    if p.kind == "number":
+        rule = f"a number >= {p.minimum:g}"
+        return real(p.name, _parse_number_text(p, raw, rule), minimum=p.minimum,
+                    allow_minimum=True, maximum=1e18 if p.maximum is None else p.maximum)
+    if p.kind == "fraction":
+        return fraction(p.name, _parse_number_text(p, raw, "a number >= 0 and < 1"))
+    if p.kind == "size":
+        return units.parse_size(raw, p.name)
+    if p.kind == "bandwidth":
+        return units.parse_bandwidth(raw, p.name)
+    if p.kind == "time":
+        return units.parse_time(raw, p.name)
+    if p.kind == "flop_rate":
+        return units.parse_flop_rate(raw, p.name)
+    if p.kind == "choice":
+        if raw not in p.choices:
+            raise CalcError(p.name, "one of " + ", ".join(p.choices), raw)
+        return raw
+    if p.kind == "flag":
+        if raw in (True, "true", "1", "on", "yes"):
+            return True
+        if raw in (False, "false", "0", "off", "no"):
+            return False
+        raise CalcError(p.name, "true or false", raw)
+    if p.kind == "sizes":
+        return _parse_sizes(p.name, raw)
+    raise AssertionError(f"unknown parameter kind {p.kind!r}")  # a bug in COMMANDS, not input
+
+
+def _parse_sizes(name: str, raw: object) -> list[list[int]]:
+    """``"8,8,5; 8,8,8"``: replicas separated by ``;``, microbatch sizes by ``,``."""
+    rule = "microbatch sizes per replica such as 8,8,5;8,8,8"
+    if not isinstance(raw, str) or len(raw) > 100_000:
+        raise CalcError(name, rule, raw)
+    rows = []
+    for part in raw.split(";"):
+        cells = [c.strip() for c in part.split(",")]
+        if not all(re.fullmatch(r"\d+", c) for c in cells):
+            raise CalcError(name, rule, raw)
+        rows.append([int(c) for c in cells])
+    return rows
+
+
+def is_blank(raw: object) -> bool:
+    """A missing value: None or only white space."""
+    return raw is None or (isinstance(raw, str) and raw.strip() == "")
+
+
+def format_result(unit: str, value: object) -> str:
+    """The text shown beside a raw value: always with its unit.
+
+    >>> format_result("bytes", 1073741824.0), format_result("seconds", 0.01757)
+    ('1.074 GB (1 GiB)', '17.57 ms')
+    """
+    if value is None:
+        return "n/a"
+    if unit in ("examples", "sequences", "tokens", "steps", "replicas", "GPUs", "microbatches"):
+        return units.format_count(value, unit)
+    if unit == "count":
+        return units.format_count(value)
+    if unit == "bytes":
+        return f"{units.format_bytes(value)} ({units.format_bytes(value, 'iec')})"
+    if unit == "seconds":
+        return units.format_time(value)
+    if unit == "bytes_per_s":
+        return units.format_rate(value)
+    if unit == "ratio":
+        return f"{value:.4g}"
+    if unit == "percent":
+        return f"{100 * value:.3g} %"
+    if unit == "flops":
+        return units.format_flops(value)
+    if unit == "days":
+        return f"{value:.4g} days"
+    if unit == "tokens_per_s":
+        return units.format_count(round(value), "tokens/s")
+    if unit == "json":
+        return json.dumps(value)
+    return str(value)
+
+
+#: A nested field's unit follows from its name's suffix (the project's naming rule).
+_SUFFIX_UNITS = (("_bytes_per_s", "bytes_per_s"), ("_bytes", "bytes"), ("_s", "seconds"), ("_gb", "ratio"),
+                 ("_gib", "ratio"))
+
+
+_NAMED_UNITS = {"mfu": "percent", "hfu": "percent", "tokens_per_s": "tokens_per_s", "training_days": "days"}
+
+
+def unit_of_field(name: str) -> str:
+    """The unit of a nested result field, from its name: ``total_bytes`` -> bytes, ``time_s`` -> seconds.
+
+    >>> unit_of_field("bytes_per_call"), unit_of_field("time_s"), unit_of_field("group_size")
+    ('bytes', 'seconds', 'text')
+    >>> unit_of_field("tokens_per_s"), unit_of_field("mfu")
+    ('tokens_per_s', 'percent')
+    """
+    if name in _NAMED_UNITS:
+        return _NAMED_UNITS[name]
+    if name.startswith("bytes_"):
+        return "bytes"
+    if name.endswith("_per_s") and not name.endswith("_bytes_per_s"):
+        return "text"
+    return next((u for suffix, u in _SUFFIX_UNITS if name.endswith(suffix)), "text")
+
+
+def format_field(name: str, value: object) -> str:
+    """A nested field formatted by :func:`unit_of_field` (numbers without a unit suffix stay plain)."""
+    if isinstance(value, (dict, list, tuple, bool)) or value is None:
+        return json.dumps(value)
+    unit = unit_of_field(name)
+    if unit == "text" and isinstance(value, (int, float)):
+        return units.format_count(value)
+    return format_result(unit, value)

@@ -1,0 +1,1 @@
+"""The command definitions, one module per concept; :mod:`calc.api` assembles them."""
