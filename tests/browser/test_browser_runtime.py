@@ -53,6 +53,28 @@ def test_instant_navigation_keeps_one_worker_and_one_pyodide_start(page, watch):
     assert batch.values()["global_batch"] == cli_json("batch", {"micro_batch": "2", "data_parallel": "3"})["global_batch"]
 
 
+def test_instant_navigation_across_tool_pages_keeps_one_worker(page, watch):
+    """Atlas -> memory -> atlas through the nav: the same document, one worker, one Pyodide download."""
+    page.add_init_script(COUNT_POSTS)
+    page.goto("/tools/atlas/")
+    assert Calculator(page, "plan").wait_state("ready", timeout=30_000) == "ready"
+    page.evaluate("window.__sameDocument = true")
+    page.locator('nav a[href$="memory/"]').first.click()
+    page.wait_for_url("**/tools/memory/")
+    assert Calculator(page, "device-memory").wait_state("ready", timeout=30_000) == "ready"
+    page.locator('nav a[href$="atlas/"]').first.click()
+    page.wait_for_url("**/tools/atlas/")
+    atlas = Calculator(page, "plan")
+    assert atlas.wait_state("ready", timeout=30_000) == "ready"
+    assert page.evaluate("window.__sameDocument") is True
+    assert len([w for w in page.workers if "calc-worker" in w.url]) == 1
+    for name in PYODIDE_FILES + ("calc-worker.mjs", ".whl"):
+        assert len(watch.paths(name)) == 1, (name, watch.paths(name))
+    before = page.evaluate("window.__posts")
+    atlas.set_inputs({"interleave": "2"})
+    assert page.evaluate("window.__posts") - before == 1  # one listener per control after A -> B -> A
+
+
 def test_python_starts_only_when_a_calculator_shows_or_is_focused(page, watch):
     """Off screen, a calculator stays static; focusing one of its fields starts Python."""
     page.set_viewport_size({"width": 1000, "height": 300})

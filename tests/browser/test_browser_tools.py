@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from tests.browser.atlas_browser import ROOT, Calculator, cli_json, open_context
+from tests.browser.vectors import ATLAS_VECTORS, atlas_inputs
 
 from calc.api import COMMANDS, evaluate
 from calc.errors import CalcError
@@ -23,24 +24,6 @@ pytestmark = pytest.mark.browser
 
 PAGES = {"plan": "/tools/atlas/", "device-memory": "/tools/memory/", "bubble": "/tools/timeline/",
          "search": "/tools/planner/"}
-
-#: Splits of the atlas's default model (GPT-3 175B on 1024 GPUs), and other presets.
-ATLAS_VECTORS = [
-    {},
-    {"interleave": "2"},
-    {"interleave": "4", "recompute": "selective", "sequence_parallel": "true"},
-    {"data": "32", "pipeline": "4"},
-    {"data": "8", "pipeline": "16"},
-    {"data": "128", "pipeline": "1", "zero": "3", "sequence_parallel": "true", "recompute": "selective"},
-    {"data": "8", "context": "2", "sequence_parallel": "true"},
-    {"data": "64", "tensor": "2", "zero": "1"},
-    {"data": "16", "micro_batch": "2", "zero": "1", "precision": "bf16-adam"},
-    {"data": "16", "inter_node_bandwidth": "50GB/s", "intra_node_bandwidth": "450GB/s", "flops_per_gpu": "989TFLOP/s"},
-    {**PRESETS["llama3-8b"].inputs},
-    {**PRESETS["mixtral-8x7b"].inputs},
-    {**PRESETS["mixtral-8x7b"].inputs, "data": "1", "context": "2"},
-]
-
 
 def spec_json(command: str, inputs: dict[str, str], tmp_path) -> dict[str, str]:
     """``python -m calc COMMAND SPEC.json --json`` for flat inputs: each key's JSON text as printed."""
@@ -64,13 +47,6 @@ def open_tool(page, command: str, query: str = "") -> Calculator:
     calc = Calculator(page, command)
     assert calc.wait_state("ready", timeout=30_000) == "ready", calc.status()
     return calc
-
-
-def atlas_inputs(extra: dict[str, str]) -> dict[str, str]:
-    base = {p.name: PRESETS[ATLAS_DEFAULT].inputs.get(p.name, p.default or "") for p in COMMANDS["plan"].params}
-    if "layers" in extra:  # a whole preset: fields it does not name take their defaults
-        base = {p.name: p.default or "" for p in COMMANDS["plan"].params}
-    return {**base, **extra}
 
 
 def crossings_drawn(calc: Calculator) -> int:

@@ -56,7 +56,11 @@ MARKUP = [
 
 def _hostile_queries() -> list[tuple[str, str]]:
     fields = {"batch": ["micro_batch", "accumulation", "data_parallel", "microbatch_sizes", "seq_len"],
-              "allreduce": ["ranks", "payload", "bandwidth", "startup"]}
+              "allreduce": ["ranks", "payload", "bandwidth", "startup"],
+              "plan": ["tensor", "layers", "memory", "recompute", "sequence_parallel"],
+              "device-memory": ["zero", "hidden", "memory", "precision"],
+              "bubble": ["stages", "microbatches", "interleave"],
+              "search": ["gpus", "memory", "inter_node_bandwidth", "top"]}
     queries = []
     for command, names in fields.items():
         queries.append((command, "&".join(f"{n}={quote(MARKUP[i % len(MARKUP)])}" for i, n in enumerate(names))))
@@ -67,7 +71,8 @@ def _hostile_queries() -> list[tuple[str, str]]:
     return queries
 
 
-PATHS = {"batch": "/calculators/batch/", "allreduce": "/calculators/allreduce/"}
+PATHS = {"batch": "/calculators/batch/", "allreduce": "/calculators/allreduce/", "plan": "/tools/atlas/",
+         "device-memory": "/tools/memory/", "bubble": "/tools/timeline/", "search": "/tools/planner/"}
 COUNT = "root => root.querySelectorAll('.calc__form *, .calc__results *, .calc__status *').length"
 RISKY = "document.querySelectorAll('script, img, iframe, object, embed, b').length"
 

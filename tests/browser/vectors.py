@@ -4,6 +4,9 @@ Each vector is a dict of raw inputs as typed in a form field or a terminal; fiel
 named are left blank, which means "absent" for both the CLI and the page.
 """
 
+from calc.api import COMMANDS
+from calc.presets import ATLAS_DEFAULT, PRESETS
+
 BATCH = [
     {"micro_batch": "8", "accumulation": "16", "data_parallel": "64"},
     {"micro_batch": "1", "data_parallel": "1"},
@@ -57,3 +60,27 @@ ALLREDUCE = [
     {"ranks": "12", "payload": "3MiB", "bandwidth": "200MiB/s", "startup": "100ms"},
     {"ranks": "64.0", "payload": "1GiB"},
 ]
+
+#: Splits of the atlas's default model (GPT-3 175B on 1024 GPUs), and other presets.
+ATLAS_VECTORS = [
+    {},
+    {"interleave": "2"},
+    {"interleave": "4", "recompute": "selective", "sequence_parallel": "true"},
+    {"data": "32", "pipeline": "4"},
+    {"data": "8", "pipeline": "16"},
+    {"data": "128", "pipeline": "1", "zero": "3", "sequence_parallel": "true", "recompute": "selective"},
+    {"data": "8", "context": "2", "sequence_parallel": "true"},
+    {"data": "64", "tensor": "2", "zero": "1"},
+    {"data": "16", "micro_batch": "2", "zero": "1", "precision": "bf16-adam"},
+    {"data": "16", "inter_node_bandwidth": "50GB/s", "intra_node_bandwidth": "450GB/s", "flops_per_gpu": "989TFLOP/s"},
+    {**PRESETS["llama3-8b"].inputs},
+    {**PRESETS["mixtral-8x7b"].inputs},
+    {**PRESETS["mixtral-8x7b"].inputs, "data": "1", "context": "2"},
+]
+
+
+def atlas_inputs(extra: dict[str, str]) -> dict[str, str]:
+    base = {p.name: PRESETS[ATLAS_DEFAULT].inputs.get(p.name, p.default or "") for p in COMMANDS["plan"].params}
+    if "layers" in extra:  # a whole preset: fields it does not name take their defaults
+        base = {p.name: p.default or "" for p in COMMANDS["plan"].params}
+    return {**base, **extra}
