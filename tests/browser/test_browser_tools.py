@@ -212,3 +212,37 @@ def test_readable_at_375_px(browser, base_url, watch):
         assert watch.errors == [] and watch.offsite == []
     finally:
         context.close()
+
+
+#: The issue's invalid inputs on each tool: empty, letters, -1, 0, 1e309, NaN, a fraction where a
+#: count is needed, and combinations the plan refuses (degrees that do not multiply to the GPUs,
+#: TP not dividing the heads). The timeline's fields all have defaults, so blank is not an error there.
+INVALID_TOOLS = {
+    "plan": [("layers", ""), ("layers", "abc"), ("tensor", "-1"), ("tensor", "0"), ("gpus", "1e309"),
+             ("memory", "NaN"), ("data", "2.5"), ("data", "3"), ("tensor", "7", {"data": "16"})],
+    "device-memory": [("hidden", ""), ("zero", "x"), ("data", "-1"), ("pipeline", "0"), ("layers", "1e309"),
+                      ("memory", "NaN"), ("micro_batch", "1.5")],
+    "bubble": [("stages", "abc"), ("microbatches", "-1"), ("stages", "0"), ("stages", "1e309"),
+               ("interleave", "NaN"), ("microbatches", "2.5")],
+    "search": [("gpus", ""), ("gpus", "many"), ("gpus", "-1"), ("gpus", "0"), ("memory", "1e309"),
+               ("flops_per_gpu", "NaN"), ("global_batch", "2.5")],
+}
+
+
+@pytest.mark.parametrize("command", INVALID_TOOLS)
+def test_invalid_tool_inputs_show_calc_message_and_no_current_result(page, command):
+    """Each invalid input shows CalcError's text next to its field and marks the results not current."""
+    calc = open_tool(page, command)
+    start = calc.inputs()
+    for case in INVALID_TOOLS[command]:
+        name, value, *extra = case
+        inputs = {**start, **(extra[0] if extra else {}), name: value}
+        with pytest.raises(CalcError) as info:
+            evaluate(command, inputs)
+        error = info.value
+        assert calc.set_inputs(inputs) == "error", (case, calc.status())
+        assert calc.field_error(error.param) == str(error), case
+        assert not calc.current(), case
+        assert "Traceback" not in calc.root.text_content()
+        assert calc.set_inputs(start) == "ready", case
+        assert calc.current() and calc.field_error(error.param) is None
