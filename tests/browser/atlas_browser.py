@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -112,9 +113,9 @@ def open_context(browser, base_url: str, watch: Watch, fault=None, **options):
 class Calculator:
     """One calculator on a page, through its DOM contract (hooks/widgets.py)."""
 
-    def __init__(self, page, command: str):
+    def __init__(self, page, command: str, uid: str | None = None):
         self.page = page
-        self.root = page.locator(f'[data-calc="{command}"]')
+        self.root = page.locator(f"#{uid}" if uid else f'[data-calc="{command}"]')
 
     def wait_state(self, *states: str, timeout: float = 20_000) -> str:
         self.page.wait_for_function(
@@ -187,3 +188,52 @@ def cli_json(command: str, inputs: dict[str, str]) -> dict[str, str]:
     for key, text in out.items():
         assert f'"{key}": {text}' in proc.stdout, (key, text, proc.stdout)  # as printed, not re-encoded
     return out
+
+
+# ---------------------------------------------------------------- what the built site holds
+
+class _Roots(HTMLParser):
+    """Collects ``(id, command)`` of every element that has a ``data-calc`` attribute."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "data-calc" in a:
+            self.found.append((a.get("id") or "", a["data-calc"]))
+
+
+def page_paths(site: Path) -> list[str]:
+    """The URL path of every HTML page of a built site (``/``, ``/about/``, ``/404.html``), sorted.
+
+    Discovered from the files, so pages added later are covered without editing a test.
+    """
+    paths = []
+    for html in sorted(site.rglob("*.html")):
+        rel = html.relative_to(site).as_posix()
+        paths.append("/" + (rel[: -len("index.html")] if rel.endswith("index.html") else rel))
+    return sorted(paths)
+
+
+@dataclass(frozen=True)
+class Widget:
+    """One calculator as built: the page it is on, its element id and its command."""
+
+    path: str
+    id: str
+    command: str
+
+    def __str__(self) -> str:
+        return f"{self.path}#{self.id}"
+
+
+def calculators(site: Path) -> list[Widget]:
+    """Every ``[data-calc]`` calculator on every built page (hooks/widgets.py renders them)."""
+    found = []
+    for path in page_paths(site):
+        parser = _Roots()
+        parser.feed((site / (path.lstrip("/") + ("index.html" if path.endswith("/") else ""))).read_text())
+        found += [Widget(path, uid, command) for uid, command in parser.found]
+    return found
