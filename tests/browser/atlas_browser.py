@@ -229,6 +229,14 @@ class Widget:
         return f"{self.path}#{self.id}"
 
 
+def open_widget(page, widget: Widget) -> Calculator:
+    """Load the widget's page and bring the widget on screen (which starts Python)."""
+    page.goto(widget.path)
+    calc = Calculator(page, widget.command, widget.id)
+    calc.root.scroll_into_view_if_needed()
+    return calc
+
+
 def calculators(site: Path) -> list[Widget]:
     """Every ``[data-calc]`` calculator on every built page (hooks/widgets.py renders them)."""
     found = []

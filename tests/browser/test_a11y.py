@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.browser.atlas_browser import Calculator, Watch, calculators, open_context, page_paths
+from tests.browser.atlas_browser import Watch, calculators, open_context, open_widget, page_paths
 from tests.support import ROOT
 
 pytestmark = pytest.mark.browser
@@ -151,9 +151,7 @@ def test_calculators_in_every_state_have_no_violations(browser, base_url, site):
     try:
         page = context.new_page()
         for widget in widgets:
-            page.goto(widget.path)
-            calc = Calculator(page, widget.command, widget.id)
-            calc.root.scroll_into_view_if_needed()
+            calc = open_widget(page, widget)
             calc.wait_state("loading")
             problems += check(calc, widget, "loading")
             while held:
@@ -171,9 +169,7 @@ def test_calculators_in_every_state_have_no_violations(browser, base_url, site):
     try:
         page = context.new_page()
         for widget in widgets:
-            page.goto(widget.path)
-            calc = Calculator(page, widget.command, widget.id)
-            calc.root.scroll_into_view_if_needed()
+            calc = open_widget(page, widget)
             calc.wait_state("unavailable", timeout=15_000)
             problems += check(calc, widget, "unavailable")
     finally:
