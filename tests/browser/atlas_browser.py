@@ -51,8 +51,20 @@ def build_site(dest: Path) -> float:
 
 
 class _Quiet(SimpleHTTPRequestHandler):
+    prefix = "/"  #: the URL path the served directory appears at
+
     def log_message(self, format, *args):  # noqa: A002 (the base class's name)
         pass
+
+    def send_head(self):
+        """A path outside ``prefix`` is 404; one below it maps into the directory."""
+        if not urlsplit(self.path).path.startswith(self.prefix):
+            self.send_error(404, "outside the site's path")
+            return None
+        return super().send_head()
+
+    def translate_path(self, path):
+        return super().translate_path("/" + path[len(self.prefix):])
 
 
 class _Server(ThreadingHTTPServer):
@@ -64,11 +76,21 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def serve(directory: Path) -> ThreadingHTTPServer:
-    """Serve ``directory`` on the site_url's port in a daemon thread; fail if the port is taken."""
-    host, port = site_origin()
+def serve(directory: Path, site_url: str | None = None) -> ThreadingHTTPServer:
+    """Serve ``directory`` where ``site_url`` says, in a daemon thread; fail if the port is taken.
+
+    Without ``site_url``, on the port of mkdocs.yml's ``site_url`` at the root. With one, e.g.
+    ``http://127.0.0.1:8001/atlas/``, on its port with ``/atlas/`` mapped to ``directory`` and
+    every path outside it answered 404, as a project site below a sub-path is served.
+    """
+    if site_url is None:
+        (host, port), prefix = site_origin(), "/"
+    else:
+        url = urlsplit(site_url)
+        host, port, prefix = url.hostname, url.port or 80, url.path if url.path.endswith("/") else url.path + "/"
+    handler = type("Handler", (_Quiet,), {"prefix": prefix})
     try:
-        server = _Server((host, port), functools.partial(_Quiet, directory=str(directory)))
+        server = _Server((host, port), functools.partial(handler, directory=str(directory)))
     except OSError as e:
         raise RuntimeError(
             f"cannot serve the test site on {host}:{port} (site_url in mkdocs.yml): {e}. "
