@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 import functools
+import gzip
+import io
 import json
 import re
 import subprocess
@@ -76,19 +78,46 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def serve(directory: Path, site_url: str | None = None) -> ThreadingHTTPServer:
+class _Gzip(_Quiet):
+    """Also gzips text responses for clients that accept it, as static hosts (GitHub Pages) do."""
+
+    TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml")
+    _cache: dict = {}
+
+    def send_head(self):
+        path = self.translate_path(urlsplit(self.path).path)
+        if urlsplit(self.path).path.endswith("/") and Path(path, "index.html").is_file():
+            path = str(Path(path, "index.html"))
+        ctype = self.guess_type(path)
+        if ("gzip" not in self.headers.get("Accept-Encoding", "") or not Path(path).is_file()
+                or not ctype.startswith(self.TYPES) or not urlsplit(self.path).path.startswith(self.prefix)):
+            return super().send_head()
+        key = (path, Path(path).stat().st_mtime_ns)
+        if key not in self._cache:
+            self._cache[key] = gzip.compress(Path(path).read_bytes(), mtime=0)
+        data = self._cache[key]
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        return io.BytesIO(data)
+
+
+def serve(directory: Path, site_url: str | None = None, compress: bool = False) -> ThreadingHTTPServer:
     """Serve ``directory`` where ``site_url`` says, in a daemon thread; fail if the port is taken.
 
     Without ``site_url``, on the port of mkdocs.yml's ``site_url`` at the root. With one, e.g.
     ``http://127.0.0.1:8001/atlas/``, on its port with ``/atlas/`` mapped to ``directory`` and
     every path outside it answered 404, as a project site below a sub-path is served.
+    ``compress`` gzips text responses, as static hosts do (for page-weight figures).
     """
     if site_url is None:
         (host, port), prefix = site_origin(), "/"
     else:
         url = urlsplit(site_url)
         host, port, prefix = url.hostname, url.port or 80, url.path if url.path.endswith("/") else url.path + "/"
-    handler = type("Handler", (_Quiet,), {"prefix": prefix})
+    handler = type("Handler", (_Gzip if compress else _Quiet,), {"prefix": prefix})
     try:
         server = _Server((host, port), functools.partial(handler, directory=str(directory)))
     except OSError as e:

@@ -86,7 +86,7 @@ def test_the_policy_is_in_force(browser, base_url):
             s.textContent = "window.__injected = true";
             document.body.append(s);
         }""")
-        page.wait_for_function("window.__csp.length > 0")
+        page.wait_for_function("() => window.__csp.length > 0")
         assert page.evaluate("window.__injected") is None
         assert any(v.startswith("script-src") for v in violations(page))
     finally:
