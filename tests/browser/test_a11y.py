@@ -158,7 +158,7 @@ def test_calculators_in_every_state_have_no_violations(browser, base_url, site):
                 held.pop().continue_()
             calc.wait_state("ready", timeout=30_000)
             problems += check(calc, widget, "ready")
-            name = calc.root.evaluate("r => r.querySelector('.calc__form input[name]')?.name ?? null")
+            name = calc.root.evaluate("r => r.querySelector('.calc__form input[type=text][name]')?.name ?? null")
             if name is not None:
                 calc.set_inputs({name: "not a number"}, blank_others=False)
                 problems += check(calc, widget, "error")

@@ -63,7 +63,7 @@ def test_no_violation_while_the_calculators_work(page, site, watch):
         calc = open_widget(page, widget)
         assert calc.wait_state("ready", timeout=30_000) == "ready", calc.status()
         assert any("calc-worker" in w.url for w in page.workers), "the Python worker did not start"
-        name = calc.root.evaluate("r => r.querySelector('.calc__form input[name]')?.name ?? null")
+        name = calc.root.evaluate("r => r.querySelector('.calc__form input[type=text][name]')?.name ?? null")
         if name is not None:
             assert calc.set_inputs({name: "not a number"}, blank_others=False) == "error"
             default = calc.root.locator(f'[name="{name}"]').get_attribute("data-default")
