@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import os
 
 import pytest
@@ -18,13 +19,31 @@ def digest_tree(root):
     return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def test_two_clean_builds_are_identical(tmp_path, built_site):
-    """A second clean build into another directory is byte-for-byte the first."""
+MANIFEST = "assets/runtime/manifest.json"
+
+
+@pytest.fixture(scope="module")
+def second_build(tmp_path_factory):
+    """Another clean build, in another directory, without SOURCE_DATE_EPOCH from the caller."""
     env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
-    second = tmp_path / "second"
+    second = tmp_path_factory.mktemp("second")
     proc = mkdocs_build(second, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert digest_tree(second) == digest_tree(built_site)
+    return second
+
+
+def test_two_clean_builds_are_identical(second_build, built_site):
+    """A second clean build into another directory is byte-for-byte the first."""
+    assert digest_tree(second_build) == digest_tree(built_site)
+
+
+def test_the_wheel_and_its_sha256_are_identical(second_build, built_site):
+    """Both builds serve the same wheel, under the same name, whose sha256 the manifest states."""
+    first, second = (json.loads((site / MANIFEST).read_text()) for site in (built_site, second_build))
+    assert first["sha256"] == second["sha256"] and first["wheel"] == second["wheel"]
+    for site in (built_site, second_build):
+        wheel = (site / MANIFEST).parent / first["wheel"]
+        assert hashlib.sha256(wheel.read_bytes()).hexdigest() == first["sha256"]
 
 
 def test_sitemap_date_is_last_commit(built_site):

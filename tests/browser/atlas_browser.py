@@ -13,12 +13,15 @@
 from __future__ import annotations
 
 import functools
+import gzip
+import io
 import json
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -49,8 +52,20 @@ def build_site(dest: Path) -> float:
 
 
 class _Quiet(SimpleHTTPRequestHandler):
+    prefix = "/"  #: the URL path the served directory appears at
+
     def log_message(self, format, *args):  # noqa: A002 (the base class's name)
         pass
+
+    def send_head(self):
+        """A path outside ``prefix`` is 404; one below it maps into the directory."""
+        if not urlsplit(self.path).path.startswith(self.prefix):
+            self.send_error(404, "outside the site's path")
+            return None
+        return super().send_head()
+
+    def translate_path(self, path):
+        return super().translate_path("/" + path[len(self.prefix):])
 
 
 class _Server(ThreadingHTTPServer):
@@ -62,11 +77,48 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def serve(directory: Path) -> ThreadingHTTPServer:
-    """Serve ``directory`` on the site_url's port in a daemon thread; fail if the port is taken."""
-    host, port = site_origin()
+class _Gzip(_Quiet):
+    """Also gzips text responses for clients that accept it, as static hosts (GitHub Pages) do."""
+
+    TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml")
+    _cache: dict = {}
+
+    def send_head(self):
+        path = self.translate_path(urlsplit(self.path).path)
+        if urlsplit(self.path).path.endswith("/") and Path(path, "index.html").is_file():
+            path = str(Path(path, "index.html"))
+        ctype = self.guess_type(path)
+        if ("gzip" not in self.headers.get("Accept-Encoding", "") or not Path(path).is_file()
+                or not ctype.startswith(self.TYPES) or not urlsplit(self.path).path.startswith(self.prefix)):
+            return super().send_head()
+        key = (path, Path(path).stat().st_mtime_ns)
+        if key not in self._cache:
+            self._cache[key] = gzip.compress(Path(path).read_bytes(), mtime=0)
+        data = self._cache[key]
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        return io.BytesIO(data)
+
+
+def serve(directory: Path, site_url: str | None = None, compress: bool = False) -> ThreadingHTTPServer:
+    """Serve ``directory`` where ``site_url`` says, in a daemon thread; fail if the port is taken.
+
+    Without ``site_url``, on the port of mkdocs.yml's ``site_url`` at the root. With one, e.g.
+    ``http://127.0.0.1:8001/atlas/``, on its port with ``/atlas/`` mapped to ``directory`` and
+    every path outside it answered 404, as a project site below a sub-path is served.
+    ``compress`` gzips text responses, as static hosts do (for page-weight figures).
+    """
+    if site_url is None:
+        (host, port), prefix = site_origin(), "/"
+    else:
+        url = urlsplit(site_url)
+        host, port, prefix = url.hostname, url.port or 80, url.path if url.path.endswith("/") else url.path + "/"
+    handler = type("Handler", (_Gzip if compress else _Quiet,), {"prefix": prefix})
     try:
-        server = _Server((host, port), functools.partial(_Quiet, directory=str(directory)))
+        server = _Server((host, port), functools.partial(handler, directory=str(directory)))
     except OSError as e:
         raise RuntimeError(
             f"cannot serve the test site on {host}:{port} (site_url in mkdocs.yml): {e}. "
@@ -111,9 +163,9 @@ def open_context(browser, base_url: str, watch: Watch, fault=None, **options):
 class Calculator:
     """One calculator on a page, through its DOM contract (hooks/widgets.py)."""
 
-    def __init__(self, page, command: str):
+    def __init__(self, page, command: str, uid: str | None = None):
         self.page = page
-        self.root = page.locator(f'[data-calc="{command}"]')
+        self.root = page.locator(f"#{uid}" if uid else f'[data-calc="{command}"]')
 
     def wait_state(self, *states: str, timeout: float = 20_000) -> str:
         self.page.wait_for_function(
@@ -186,3 +238,60 @@ def cli_json(command: str, inputs: dict[str, str]) -> dict[str, str]:
     for key, text in out.items():
         assert f'"{key}": {text}' in proc.stdout, (key, text, proc.stdout)  # as printed, not re-encoded
     return out
+
+
+# ---------------------------------------------------------------- what the built site holds
+
+class _Roots(HTMLParser):
+    """Collects ``(id, command)`` of every element that has a ``data-calc`` attribute."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "data-calc" in a:
+            self.found.append((a.get("id") or "", a["data-calc"]))
+
+
+def page_paths(site: Path) -> list[str]:
+    """The URL path of every HTML page of a built site (``/``, ``/about/``, ``/404.html``), sorted.
+
+    Discovered from the files, so pages added later are covered without editing a test.
+    """
+    paths = []
+    for html in sorted(site.rglob("*.html")):
+        rel = html.relative_to(site).as_posix()
+        paths.append("/" + (rel[: -len("index.html")] if rel.endswith("index.html") else rel))
+    return sorted(paths)
+
+
+@dataclass(frozen=True)
+class Widget:
+    """One calculator as built: the page it is on, its element id and its command."""
+
+    path: str
+    id: str
+    command: str
+
+    def __str__(self) -> str:
+        return f"{self.path}#{self.id}"
+
+
+def open_widget(page, widget: Widget) -> Calculator:
+    """Load the widget's page and bring the widget on screen (which starts Python)."""
+    page.goto(widget.path)
+    calc = Calculator(page, widget.command, widget.id)
+    calc.root.scroll_into_view_if_needed()
+    return calc
+
+
+def calculators(site: Path) -> list[Widget]:
+    """Every ``[data-calc]`` calculator on every built page (hooks/widgets.py renders them)."""
+    found = []
+    for path in page_paths(site):
+        parser = _Roots()
+        parser.feed((site / (path.lstrip("/") + ("index.html" if path.endswith("/") else ""))).read_text())
+        found += [Widget(path, uid, command) for uid, command in parser.found]
+    return found

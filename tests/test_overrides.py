@@ -1,0 +1,41 @@
+"""The theme overrides (``overrides/partials``) differ from the installed theme only by what they say.
+
+Each override is a copy of a Material partial that adds an accessible name; when a Material
+upgrade changes the original, this fails, so the copy is refreshed rather than silently stale.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import material
+import pytest
+
+from tests.support import ROOT
+
+THEME = Path(material.__file__).parent / "templates"
+#: override -> the one attribute it adds to the theme's markup
+ADDED = {
+    "partials/progress.html": ' aria-label="Loading page"',
+    "partials/search.html": """ aria-label="{{ lang.t('search') }}\"""",
+}
+
+
+def body(text: str) -> str:
+    """The template without its leading ``{#- ... -#}`` comment."""
+    return re.sub(r"\A\{#-.*?-#\}\n", "", text, flags=re.S)
+
+
+@pytest.mark.parametrize("name", ADDED)
+def test_override_is_the_theme_partial_plus_an_accessible_name(name):
+    """Removing the added attribute gives back the installed theme's partial exactly."""
+    ours = body((ROOT / "overrides" / name).read_text())
+    assert ADDED[name] in ours
+    assert ours.replace(ADDED[name], "", 1) == body((THEME / name).read_text())
+
+
+def test_every_override_is_checked():
+    """No override escapes the comparison above."""
+    found = {p.relative_to(ROOT / "overrides").as_posix() for p in (ROOT / "overrides").rglob("*.html")}
+    assert found == set(ADDED)
