@@ -16,7 +16,6 @@ from mkdocs.structure.files import File, Files
 
 #: (path under node_modules, destination under the site)
 VENDOR = (
-    ("katex/dist/katex.min.js", "assets/vendor/katex/katex.min.js"),
     ("katex/dist/katex.min.css", "assets/vendor/katex/katex.min.css"),
     ("katex/dist/fonts", "assets/vendor/katex/fonts"),
 )

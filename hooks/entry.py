@@ -49,6 +49,19 @@ def on_page_markdown(markdown, page, config, files):
         raise PluginError(str(e)) from None
 
 
+def on_page_content(html, page, config, files):
+    try:
+        return _build["site"].on_page_content(_build["state"], html, page)
+    except _build["site"].MathError as e:
+        raise PluginError(str(e)) from None
+
+
+def on_build_error(error):
+    if "state" in _build:
+        _build["site"].close(_build["state"])
+    _build.clear()
+
+
 def on_post_build(config):
     try:
         _build["site"].on_post_build(_build["state"], config)

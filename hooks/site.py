@@ -2,7 +2,8 @@
 
 Renderers: :mod:`hooks.tables` (values, tables), :mod:`hooks.widgets`
 (calculators), :mod:`hooks.views` (the tool pages: atlas, memory, timeline, planner). Assets: :mod:`hooks.assets` (npm files served by the site), :mod:`hooks.runtime`
-(Pyodide and the ``calc`` wheel for the page's worker).
+(Pyodide and the ``calc`` wheel for the page's worker), :mod:`hooks.math` (formulas rendered
+by KaTeX at build time), :mod:`hooks.csp`, :mod:`hooks.reproducible`.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import assets, content, csp, reproducible, runtime, tables, views, widgets
+from . import assets, content, csp, math, reproducible, runtime, tables, views, widgets
 from .markers import MarkerError, Renderer, replace_markers
+from .math import MathError
 
-__all__ = ["BuildState", "MarkerError", "on_files", "on_page_markdown", "on_post_build"]
+__all__ = ["BuildState", "MarkerError", "MathError", "on_files", "on_page_markdown", "on_page_content", "on_post_build",
+           "close"]
 
 
 @dataclass(slots=True)
@@ -24,6 +27,7 @@ class BuildState:
     site_dir: Path
     renderers: dict[str, Renderer] = field(default_factory=dict)
     runtime: dict = field(default_factory=dict)  #: the manifest written for the page's worker
+    katex: math.Katex | None = None  #: the build's one KaTeX process (started at the first formula)
 
     @classmethod
     def create(cls, config, root: Path) -> "BuildState":
@@ -33,7 +37,7 @@ class BuildState:
             clash = renderers.keys() & module.RENDERERS.keys()
             assert not clash, f"marker kinds registered twice: {clash}"
             renderers.update(module.RENDERERS)
-        return cls(root=root, site_dir=Path(config["site_dir"]), renderers=renderers)
+        return cls(root=root, site_dir=Path(config["site_dir"]), renderers=renderers, katex=math.Katex(root))
 
 
 def on_files(state: BuildState, files, config):
@@ -46,5 +50,16 @@ def on_page_markdown(state: BuildState, markdown: str, page) -> str:
     return replace_markers(markdown, state.renderers, page.file.src_uri)
 
 
+def on_page_content(state: BuildState, html: str, page) -> str:
+    return math.render_page(html, state.katex, page.file.src_uri)
+
+
 def on_post_build(state: BuildState, config) -> None:
+    close(state)
     csp.apply(state.site_dir)
+
+
+def close(state: BuildState) -> None:
+    """End the build's helper processes (also when the build fails)."""
+    if state.katex is not None:
+        state.katex.close()

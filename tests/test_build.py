@@ -99,7 +99,7 @@ XML_NAMESPACES = {"http://www.w3.org/2000/svg"}
 
 def test_katex_is_served_by_the_site(built_site):
     """KaTeX and its fonts come from the npm package, copied into the site."""
-    assert (built_site / "assets/vendor/katex/katex.min.js").is_file()
+    assert (built_site / "assets/vendor/katex/katex.min.css").is_file()
     assert list((built_site / "assets/vendor/katex/fonts").glob("*.woff2"))
 
 
