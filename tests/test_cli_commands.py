@@ -1,4 +1,4 @@
-"""The CLI contract of issue 4: every engine command's --json keys, and exit status 2 with one line on bad input."""
+"""The CLI contract of the commands over models and SPEC files: --json keys, and exit status 2 with one line on bad input."""
 
 import json
 
