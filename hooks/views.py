@@ -20,12 +20,12 @@ import json
 from dataclasses import replace
 from html import escape
 
-from calc.api import COMMANDS, Command, evaluate, format_result
+from calc.api import COMMANDS, Command, evaluate
 from calc.presets import PRESETS
 from calc.views import page_view
 
 from .markers import Marker, MarkerError
-from .widgets import render_form
+from .widgets import render_form, render_results, render_shell
 
 __all__ = ["svg", "table_html", "render_tool", "RENDERERS"]
 
@@ -132,31 +132,12 @@ def render_presets(cmd: Command, names: list[str], uid: str) -> str:
             f"<span>Presets:</span>{buttons}</div>")
 
 
-def render_results(cmd: Command, result: dict) -> str:
-    rows = []
-    for r in cmd.results:
-        hidden = " hidden" if r.unit == "json" else ""
-        rows.append(f'<div class="calc__result"{hidden}><dt>{escape(r.label)}</dt>'
-                    f'<dd data-result="{r.key}" data-value="{_attr(json.dumps(result[r.key]))}">'
-                    f"{escape(format_result(r.unit, result[r.key]))}</dd></div>")
-    return (f'<p class="calc__results-title"><strong>Results</strong> '
-            f'<span class="calc__stale" hidden>not current: they do not match the inputs</span></p>'
-            f'<dl class="calc__results" data-current="true">{"".join(rows)}</dl>')
-
-
 def render_tool(cmd: Command, uid: str, inputs: dict[str, str], presets: list[str]) -> str:
     result = evaluate(cmd.name, inputs)
     view = page_view(cmd.name, inputs, result)
-    return (
-        f'\n\n<div class="calc calc--tool" id="{uid}" data-calc="{cmd.name}" data-state="static" '
-        f'role="group" aria-labelledby="{uid}-title">\n'
-        f'<p class="calc__title" id="{uid}-title"><strong>{escape(cmd.title)}</strong></p>\n'
-        + (render_presets(cmd, presets, uid) + "\n" if presets else "")
-        + f"{render_form(form_command(cmd), uid, inputs)}\n"
-        f'<p class="calc__status" id="{uid}-status" role="status">Results computed at build time by '
-        f"<code>calc</code> for the inputs shown. The live version needs JavaScript.</p>\n"
-        f"{render_results(cmd, result)}\n{render_view(view, uid)}\n</div>\n\n"
-    )
+    form = (render_presets(cmd, presets, uid) + "\n" if presets else "") + render_form(form_command(cmd), uid, inputs)
+    outputs = f"{render_results(cmd, result)}\n{render_view(view, uid)}\n"
+    return render_shell(cmd, uid, cmd.title, form, outputs, extra_class="calc--tool")
 
 
 def render_marker(marker: Marker) -> str:

@@ -71,9 +71,13 @@ def render_form(cmd: Command, uid: str, inputs: dict[str, str]) -> str:
 
 
 def render_results(cmd: Command, result: dict) -> str:
-    """The ``<dl>`` of results, each with its raw JSON value and its formatted text."""
+    """The ``<dl>`` of results, each with its raw JSON value and its formatted text.
+
+    Nested results (unit ``json``) keep their value for scripts and tests but are hidden: the
+    tool views draw them as diagrams and tables.
+    """
     rows = "".join(
-        f'<div class="calc__result"><dt>{escape(r.label)}</dt>'
+        f'<div class="calc__result"{" hidden" if r.unit == "json" else ""}><dt>{escape(r.label)}</dt>'
         f'<dd data-result="{r.key}" data-value="{_attr(json.dumps(result[r.key]))}">'
         f"{escape(format_result(r.unit, result[r.key]))}</dd></div>"
         for r in cmd.results
@@ -105,15 +109,22 @@ VIEWS = {"allreduce": render_allreduce_views}
 def render_calculator(cmd: Command, uid: str, overrides: dict[str, str]) -> str:
     inputs = {**cmd.example, **overrides}
     result = evaluate(cmd.name, inputs)
+    return render_shell(cmd, uid, f"{cmd.title} calculator", render_form(cmd, uid, inputs),
+                        render_results(cmd, result) + "\n" + (VIEWS[cmd.name](uid) if cmd.name in VIEWS else ""))
+
+
+def render_shell(cmd: Command, uid: str, title: str, form: str, outputs: str, extra_class: str = "") -> str:
+    """The root every calculator and tool shares: the DOM contract (``data-calc``, ``data-state``),
+    its title, the inputs, the status line the script updates, then the outputs."""
+    classes = "calc" + (f" {extra_class}" if extra_class else "")
     return (
-        f'\n\n<div class="calc" id="{uid}" data-calc="{cmd.name}" data-state="static" '
+        f'\n\n<div class="{classes}" id="{uid}" data-calc="{cmd.name}" data-state="static" '
         f'role="group" aria-labelledby="{uid}-title">\n'
-        f'<p class="calc__title" id="{uid}-title"><strong>{escape(cmd.title)} calculator</strong></p>\n'
-        f"{render_form(cmd, uid, inputs)}\n"
+        f'<p class="calc__title" id="{uid}-title"><strong>{escape(title)}</strong></p>\n'
+        f"{form}\n"
         f'<p class="calc__status" id="{uid}-status" role="status">Results computed at build time by '
-        f"<code>calc</code> for the inputs shown. The live calculator needs JavaScript.</p>\n"
-        f"{render_results(cmd, result)}\n"
-        f"{VIEWS[cmd.name](uid) if cmd.name in VIEWS else ''}</div>\n\n"
+        f"<code>calc</code> for the inputs shown. The live version needs JavaScript.</p>\n"
+        f"{outputs}</div>\n\n"
     )
 
 
