@@ -224,7 +224,8 @@ def _compute_schedule(v: dict) -> dict:
 SCHEDULE = Command(
     name="schedule",
     title="Pipeline schedule (GPipe, 1F1B, interleaved 1F1B)",
-    params=(Param("kind", "choice", "Schedule", default="1f1b", choices=_pipeline.SCHEDULES),) + (
+    params=(
+        Param("kind", "choice", "Schedule", default="1f1b", choices=_pipeline.SCHEDULES),
         Param("stages", "count", "Pipeline stages p", default="4", maximum=_MAX_DEGREE),
         Param("microbatches", "count", "Microbatches per step m", default="8"),
         Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024),
