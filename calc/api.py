@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 
 from .command import Command, Param, Result, format_field, format_result, is_blank, parse_param, unit_of_field
-from .commands import batch, collectives, plan, scaling, training
+from .commands import batch, collectives, plan, scaling, training, validate
 from .errors import CalcError
 
 __all__ = [
@@ -29,7 +29,7 @@ COMMANDS: dict[str, Command] = {
         batch.BATCH, collectives.ALLREDUCE, training.MEMORY, training.ACTIVATIONS, training.FLOPS,
         training.TRAIN_TIME, training.BUBBLE, training.SCHEDULE, *collectives.GATHER_LIKE,
         collectives.ALLREDUCE_ALGORITHMS, collectives.TWO_LEVEL, plan.PLAN, plan.SEARCH, scaling.SCALING,
-        scaling.CAPACITY, collectives.TRAFFIC, plan.DEVICE_MEMORY,
+        scaling.CAPACITY, collectives.TRAFFIC, plan.DEVICE_MEMORY, plan.HARDWARE, validate.VALIDATE,
     )
 }
 
@@ -81,6 +81,7 @@ def evaluate_for_page(command: str, raw_json: str) -> str:
         {
             "ok": True,
             "values": {r.key: json.dumps(result[r.key]) for r in cmd.results},
-            "text": {r.key: format_result(r.unit, result[r.key]) for r in cmd.results},
+            # nested results are drawn by the page's views, not shown as text: no second copy of them
+            "text": {r.key: "" if r.unit == "json" else format_result(r.unit, result[r.key]) for r in cmd.results},
         }
     )

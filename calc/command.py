@@ -29,7 +29,7 @@ class Param:
     """One input. ``default`` is raw text; ``None`` means optional and absent."""
 
     name: str  #: snake_case; the CLI option is ``--`` + name with ``-``
-    kind: str  #: count | number | fraction | size | bandwidth | time | flop_rate | sizes | choice | flag
+    kind: str  #: count | number | fraction | size | bandwidth | time | flop_rate | sizes | counts | choice | flag
     label: str  #: what the field is, with its unit
     help: str = ""
     default: str | None = None
@@ -109,6 +109,8 @@ def parse_param(p: Param, raw: object) -> object:
         raise CalcError(p.name, "true or false", raw)
     if p.kind == "sizes":
         return _parse_sizes(p.name, raw)
+    if p.kind == "counts":
+        return _parse_counts(p, raw)
     raise AssertionError(f"unknown parameter kind {p.kind!r}")  # a bug in COMMANDS, not input
 
 
@@ -124,6 +126,26 @@ def _parse_sizes(name: str, raw: object) -> list[list[int]]:
             raise CalcError(name, rule, raw)
         rows.append([int(c) for c in cells])
     return rows
+
+
+def _parse_counts(p: Param, raw: object) -> tuple[int, ...]:
+    """A list of whole numbers: a JSON list (``[7, 8, 7]``) or text (``"7, 8, 7"``).
+
+    >>> _parse_counts(Param("stage_layers", "counts", ""), "7, 8,7"), _parse_counts(Param("x", "counts", ""), [2, 2])
+    ((7, 8, 7), (2, 2))
+    """
+    rule = "whole numbers separated by commas, such as 7,8,8,7"
+    if isinstance(raw, str):
+        if len(raw) > 100_000:
+            raise CalcError(p.name, rule, raw)
+        cells = [c.strip() for c in raw.split(",")]
+        if not all(c.isascii() and c.isdigit() and len(c) <= 9 for c in cells):
+            raise CalcError(p.name, rule, raw)
+        raw = [int(c) for c in cells]
+    if not isinstance(raw, (list, tuple)) or not raw or len(raw) > 100_000:
+        raise CalcError(p.name, rule, raw)
+    top = MAX_COUNT if p.maximum is None else int(p.maximum)
+    return tuple(count(p.name, x, minimum=int(p.minimum), maximum=top) for x in raw)
 
 
 def is_blank(raw: object) -> bool:
@@ -159,17 +181,24 @@ def format_result(unit: str, value: object) -> str:
         return f"{value:.4g} days"
     if unit == "tokens_per_s":
         return units.format_count(round(value), "tokens/s")
+    if unit == "flop_rate":
+        return units.format_flops(value, per_second=True)
+    if unit == "fits":
+        return "fits" if value else "does not fit"
     if unit == "json":
         return json.dumps(value)
     return str(value)
 
 
 #: A nested field's unit follows from its name's suffix (the project's naming rule).
-_SUFFIX_UNITS = (("_bytes_per_s", "bytes_per_s"), ("_bytes", "bytes"), ("_s", "seconds"), ("_gb", "ratio"),
-                 ("_gib", "ratio"))
+_SUFFIX_UNITS = (("_bytes_per_s", "bytes_per_s"), ("_flop_per_s", "flop_rate"), ("_bytes", "bytes"),
+                 ("_s", "seconds"), ("_gb", "ratio"), ("_gib", "ratio"))
 
 
-_NAMED_UNITS = {"mfu": "percent", "hfu": "percent", "tokens_per_s": "tokens_per_s", "training_days": "days"}
+_NAMED_UNITS = {"mfu": "percent", "hfu": "percent", "tokens_per_s": "tokens_per_s", "training_days": "days",
+                "achieved_flops_per_gpu": "flop_rate", "fits": "fits", "error": "percent",
+                "mean_abs_error": "percent", "max_abs_error": "percent", "predicted_flops_per_gpu": "flop_rate",
+                "ceiling_flops_per_gpu": "flop_rate"}
 
 
 def unit_of_field(name: str) -> str:
@@ -184,13 +213,16 @@ def unit_of_field(name: str) -> str:
         return _NAMED_UNITS[name]
     if name.startswith("bytes_"):
         return "bytes"
-    if name.endswith("_per_s") and not name.endswith("_bytes_per_s"):
+    if name.endswith("_per_s") and not name.endswith(("_bytes_per_s", "_flop_per_s")):
         return "text"
     return next((u for suffix, u in _SUFFIX_UNITS if name.endswith(suffix)), "text")
 
 
 def format_field(name: str, value: object) -> str:
     """A nested field formatted by :func:`unit_of_field` (numbers without a unit suffix stay plain)."""
+    if isinstance(value, (list, tuple)) and value and all(isinstance(x, int) and not isinstance(x, bool)
+                                                          for x in value):
+        return ", ".join(str(x) for x in value)
     if isinstance(value, (dict, list, tuple, bool)) or value is None:
         return json.dumps(value)
     unit = unit_of_field(name)

@@ -364,7 +364,8 @@ def timeline_layout(sched: dict, kind: str, stages: int, microbatches: int, inte
 # ---------------------------------------------------------------------------- memory bars
 
 _TERMS = (("params", "weights"), ("grads", "gradients"), ("optimizer", "optimizer states"),
-          ("activations", "activations"), ("buffers", "ZeRO-3 gathered layers"))
+          ("activations", "activations"), ("buffers", "ZeRO-3 gathered layers"),
+          ("reserve", "reserve (CUDA context, NCCL, fragmentation)"))
 
 
 def memory_bars(mem: dict) -> dict:
@@ -387,7 +388,7 @@ def memory_bars(mem: dict) -> dict:
     x = x0
     legend = []
     for key, label in _TERMS:
-        n = mem[f"{key}_bytes"]
+        n = mem.get(f"{key}_bytes", 0.0)
         if n <= 0:
             continue
         w = n * scale

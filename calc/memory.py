@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 from .check import count
 from .errors import CalcError
-from .model import MAX_HIDDEN, MAX_LAYERS, MAX_SEQ_LEN, precision as _precision
+from .model import ATTENTION, FLASH, MAX_HIDDEN, MAX_LAYERS, MAX_SEQ_LEN, precision as _precision
 from .pipeline import in_flight_chunks, stage_layers
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "activations",
     "MAX_PARAMS",
     "MAX_DEGREE",
+    "ATTENTION",
 ]
 
 #: Largest parameter count accepted: 10^15 (a thousand times GPT-3).
@@ -66,6 +67,7 @@ MAX_PARAMS = 10**15
 MAX_DEGREE = 10**7
 #: Activation recomputation choices (Korthikanti et al. 2022 §5).
 RECOMPUTE = ("none", "selective", "full")
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,11 +147,14 @@ def layer_activation_bytes(
     context_parallel: int = 1,
     moe_top_k: int = 0,
     activation_bytes: int = 2,
+    attention: str = "standard",
 ) -> float:
     """Bytes one layer keeps for its backward: ``s·b·h·(34 + 5·a·s/h)`` without parallelism.
 
     The general form is in the module docstring; ``moe_top_k > 0`` marks an MoE
     layer (MLP term × k). ``activation_bytes`` scales the paper's 16-bit figures.
+    ``attention="flash"`` (or ``"flash3"``) keeps no scores (as selective recomputation) but FlashAttention's
+    fp32 log-sum-exp, ``4·a·s·b/t`` bytes (Dao 2023, Algorithm 1).
     Source: Korthikanti et al. 2022, §4.1-4.2 and Table 2.
 
     The GPT-3 layer of the paper (``s`` 2048, ``b`` 1, ``h`` 12288, ``a`` 96, ``t`` 8):
@@ -168,6 +173,8 @@ def layer_activation_bytes(
     kv = a if kv_heads is None else count("kv_heads", kv_heads, maximum=MAX_HIDDEN)
     f = 4 * h if ffn_hidden is None else count("ffn_hidden", ffn_hidden, maximum=16 * MAX_HIDDEN)
     mode = _recompute(recompute)
+    if attention not in ATTENTION:
+        raise CalcError("attention", "one of " + ", ".join(ATTENTION), attention)
     sp = 1 if not sequence_parallel else t
     s_local = s / c
     sbh = s_local * b * h
@@ -177,6 +184,8 @@ def layer_activation_bytes(
     r = kv / a
     mlp = (6 if gated_mlp else 4) * f / h * (moe_top_k or 1)
     sharded = 4 + 4 * r + mlp
+    if attention in FLASH:
+        return scale * sbh * (10 / sp + sharded / t) + 4 * a * s_local * b / t
     scores = 0.0 if mode == "selective" else 5 * a * s_local * s * b / t
     return scale * (sbh * (10 / sp + sharded / t) + scores)
 

@@ -32,6 +32,12 @@ from dataclasses import dataclass
 from .check import count
 from .errors import CalcError
 
+#: Attention kernels: FlashAttention-2 ("flash"), FlashAttention-3 or cuDNN's fused attention on Hopper and
+#: Blackwell ("flash3"), neither keeping the s² scores; or the standard kernels that do (Korthikanti's accounting).
+ATTENTION = ("flash", "flash3", "standard")
+#: The attention kernels that keep no s² scores.
+FLASH = ("flash", "flash3")
+
 __all__ = [
     "Model",
     "model",
@@ -48,6 +54,8 @@ __all__ = [
     "MAX_VOCAB",
     "MAX_SEQ_LEN",
     "MAX_EXPERTS",
+    "ATTENTION",
+    "FLASH",
 ]
 
 #: Documented limits of the model description (beyond any published model by 10-100x).
@@ -76,6 +84,7 @@ class Model:
     experts: int  #: experts per MoE layer (1: dense)
     top_k: int  #: experts per token
     moe_layer_freq: int  #: every k-th layer (0, k, 2k, ...) is an MoE layer
+    attention: str = "flash"  #: the attention kernel: flash (FlashAttention-2), flash3 (FlashAttention-3 class), standard
 
     @property
     def head_dim(self) -> int:
@@ -115,11 +124,12 @@ def model(
     experts: int = 1,
     top_k: int = 1,
     moe_layer_freq: int = 1,
+    attention: str = "flash",
 ) -> Model:
     """Check an architecture: ``a`` divides ``h``, ``a_kv`` divides ``a``, ``k <= experts``.
 
     Defaults: ``kv_heads = heads``, ``ffn_hidden = 4·hidden``, no gating, untied,
-    no biases, rotary positions, dense.
+    no biases, rotary positions, dense, FlashAttention.
 
     >>> m = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
     >>> m.head_dim, m.kv_hidden
@@ -150,7 +160,10 @@ def model(
     for name, value in flags.items():
         if not isinstance(value, bool):
             raise CalcError(name, "true or false", value)
-    return Model(l, h, a, kv, f, gated_mlp, v, s, tied_embeddings, biases, learned_positions, e, k, freq)
+    if attention not in ATTENTION:
+        raise CalcError("attention", "one of " + ", ".join(ATTENTION), attention)
+    return Model(l, h, a, kv, f, gated_mlp, v, s, tied_embeddings, biases, learned_positions, e, k, freq,
+                 attention)
 
 
 @dataclass(frozen=True, slots=True)

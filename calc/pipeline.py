@@ -17,6 +17,7 @@ the next one's backward). Communication takes no time in the generator.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .check import count
 from .errors import CalcError
@@ -73,6 +74,7 @@ def bubble(stages: int, microbatches: int, interleave: int = 1) -> Bubble:
     return Bubble(p, m, v, (p - 1) / (v * m), (p - 1) / (v * m + p - 1))
 
 
+@lru_cache(maxsize=4096)
 def stage_layers(layers: int, stages: int) -> tuple[int, ...]:
     """Layers per stage: ``l // p`` each, the remainder ``l mod p`` one each on the *last* stages.
 

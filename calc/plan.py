@@ -13,124 +13,145 @@ expert gradients over ``data × context``, and the global batch is
 ``--expert-model-parallel-size E`` with data-parallel size ``D`` is ``expert = E,
 data = D/E`` here.)
 
-Model of a step (the assumptions, stated once; every one is an idealisation):
+The plan is assembled from four pieces, each a function of this module:
 
-- **Placement.** Layers split evenly over the stages; an uneven remainder goes
-  one layer each to the last stages. The word embedding (and learned position
-  embeddings) sit on the first stage, the final norm and output head on the last;
-  with tied embeddings and more than one stage the last stage keeps a copy and
-  the two copies' gradients are all-reduced each step (as Megatron does). The
-  vocabulary is split over TP (padding of ``V`` to a multiple of TP ignored);
-  norms, row-parallel biases, routers and learned positions are replicated.
-- **Memory** is that of the most loaded stage, computed for every stage: model
-  states (ZeRO over the data-parallel group of each weight), activations of the
-  microbatches in flight under 1F1B (Korthikanti et al. 2022; the first stage
-  keeps ``p`` of them), the input-embedding dropout mask on the first stage and
-  the output layer's ``4·s·b·h/t·(1 + V/h)`` on the last, one layer's full
-  activations while it is recomputed (full recomputation), and with ZeRO-3 two
-  gathered layers (the current one and the prefetched one). Not counted: the CUDA
-  context, allocator fragmentation, communication buckets, temporary buffers.
-- **Compute time** = hardware FLOPs (with recomputation) of a microbatch on a
-  stage ÷ (``flops_per_gpu × compute_efficiency``); attention core split over CP,
-  everything over TP; MoE routing perfectly balanced.
-- **Communication** in the alpha-beta model with ring algorithms; a group inside
-  one node uses ``intra_node_bandwidth``, any other ``inter_node_bandwidth``;
-  one ``startup`` for all. One call per collective (bucketing ignored).
-- **Overlap.** TP, EP and PP transfers are on the critical path (not
-  overlapped). CP's K/V exchange overlaps the attention core of the same layer.
-  Data-parallel gradient reduction (ZeRO 0-1) overlaps the backward pass of the
-  last microbatch; the parameter all-gather after the optimizer step (ZeRO 1-2)
-  is exposed; ZeRO-2 reduce-scatters and ZeRO-3 gathers overlap the compute of
-  the microbatch they belong to.
-- **Step time** = ``(m + (p−1)/v) × t_mb + t_tail``, ``t_mb`` the slowest
-  stage's time per microbatch (compute + exposed per-microbatch communication) and
-  ``t_tail`` the exposed data-parallel tail. The bubble is ``(p−1)/v × t_mb``.
+1. :func:`layout`: which layers each pipeline stage holds (even, or
+   ``parallel.stage_layers``), split into ``v`` model chunks when interleaving; the
+   word embedding on the first stage, the final norm and output head on the last
+   (a tied copy there when tied and ``p > 1``, its gradient all-reduced with the
+   first stage's each step, as Megatron does); the vocabulary split over TP; K/V
+   heads replicated when ``t`` exceeds them.
+2. :func:`stage_cost`: per stage, a frozen :class:`StageCost`: memory (model states
+   under ZeRO over each weight's data-parallel group; activations of the
+   microbatches in flight under 1F1B, Korthikanti et al. 2022, with FlashAttention
+   keeping no scores; ZeRO-3's gathered layers; the memory reserve) and time per
+   microbatch: compute from the kernels (:mod:`calc.work`) plus the exposed
+   communication of that microbatch, and the tail after the last microbatch
+   (gradient reduction, optimizer step, weight gather).
+3. :func:`communications`: every transfer of a step with its collective, bytes,
+   calls, time and exposed time, on the two-tier network of :mod:`calc.network`.
+4. :func:`estimate` (what :mod:`calc.search` and ``device-memory`` use) and
+   :func:`plan` (the full plan): ``step = m·t_max + (Σ_s t_s − t_max)/v + tail``
+   with ``t_s`` stage ``s``'s time per microbatch; for equal stages the middle term is
+   the bubble ``(p−1)/v · t_mb`` of Narayanan et al. 2021 §2.2.
+
+Overlap (what hides behind compute; every rule a constant below with its source):
+TP collectives are exposed unless ``parallel.tp_comm_overlap``; EP all-to-alls and
+pipeline sends are exposed; CP's K/V exchange overlaps the attention core of the
+same layer; the data-parallel gradient reduction overlaps the last microbatch's
+backward pass when ``parallel.overlap_grad_reduce`` (default true; the 2021-2022
+Megatron-LM runs had it off); the weight all-gather after the optimizer step (ZeRO
+1-2) is exposed unless ``parallel.overlap_param_gather``; ZeRO-2's per-microbatch
+reduce-scatter overlaps that microbatch's backward; ZeRO-3's gathers are prefetched
+one layer ahead.
+
+Floats are added with :func:`math.fsum` (exactly rounded), so CPython 3.11 and Pyodide's
+3.14, whose built-in ``sum`` of floats differ in the last digit, print the same numbers.
+
+Not modelled: load imbalance of MoE routing, stragglers, NIC contention between
+groups, NCCL's algorithm choice (tree, NVLS, SHARP), the optimizer's gradient-norm
+all-reduce, data loading, checkpointing, and the time-varying clock of a
+power-limited GPU beyond what the profile's efficiencies average.
 
 Sources: Narayanan et al. 2021 (PTD-P, §2-3); Korthikanti et al. 2022;
-Rajbhandari et al. 2020 (ZeRO); Liu et al. 2023 (ring attention) and
-Megatron-Core's context parallelism; Lepikhin et al. 2021 (GShard all-to-all).
+Rajbhandari et al. 2020 (ZeRO); Zhao et al. 2023 (PyTorch FSDP); Liu et al. 2023
+(ring attention) and Megatron-Core's context parallelism; Lepikhin et al. 2021
+(GShard all-to-all); Dubey et al. 2024 (Llama 3, §3.3).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from math import fsum
 
-from .check import MAX_BYTES, MAX_RATE, MAX_SECONDS, count, real
-from .compute import layer_forward_flops, training_flops
+from .check import count, real
+from .compute import MAX_TOKENS, training_flops
 from .errors import CalcError
+from .hardware import GIB, MAX_GPUS, PRECISION_DTYPES, Hardware, hardware
 from .memory import MAX_DEGREE, RECOMPUTE, layer_activation_bytes
-from .model import Model, Precision, layer_params, precision as _precision
-from .pipeline import in_flight_chunks, stage_layers
+from .model import FLASH, Model, Precision, layer_params, precision as _precision
+from .network import Link, collective_time, group_link
+from .pipeline import in_flight_chunks, stage_layers as _even_stage_layers
+from .work import LayerWork, head_work, kv_hidden_per_rank, layer_work, optimizer_time
 
 __all__ = [
     "Hardware",
     "hardware",
     "Parallel",
     "parallel",
+    "Workload",
+    "workload",
+    "Layout",
+    "layout",
+    "chunk_ranges",
+    "StageCost",
+    "stage_cost",
+    "Estimate",
+    "estimate",
+    "memory",
+    "step_floor",
+    "StageShape",
+    "Arrangement",
     "Communication",
+    "communications",
     "DeviceMemory",
     "StagePlacement",
     "Plan",
     "plan",
+    "check_combination",
     "RANK_ORDER",
     "MAX_LISTED_RANKS",
     "MAX_GPUS",
+    "TP_CALLS",
+    "EP_CALLS",
+    "CP_GATHERS",
+    "ZERO3_GATHERS",
+    "ZERO3_GATHER",
+    "layer_tensors",
 ]
 
 #: Outermost to innermost.
 RANK_ORDER = ("data", "pipeline", "context", "expert", "tensor")
 #: Plans list every rank's coordinates up to this many GPUs (beyond, ``ranks`` is None).
 MAX_LISTED_RANKS = 1024
-#: Largest cluster accepted.
-MAX_GPUS = MAX_DEGREE
 GB = 1e9
-GIB = 2.0**30
+
+#: TP collectives per layer per microbatch by recomputation mode: Megatron's ``f`` and ``g``
+#: operators all-reduce twice in the forward pass (after the attention and MLP row-parallel
+#: GEMMs) and twice in the backward pass; full recomputation runs the forward's two again.
+#: With sequence parallelism each all-reduce becomes an all-gather plus a reduce-scatter
+#: (Korthikanti et al. 2022 §4.2.2). Source: Shoeybi et al. 2019 §3; Narayanan et al. 2021 §3.2.
+TP_CALLS = {"none": 4, "selective": 4, "full": 6}
+#: MoE all-to-alls per MoE layer per microbatch: dispatch and combine, forward and backward;
+#: full recomputation repeats the forward's two. Source: Lepikhin et al. 2021 (GShard) §2.2.
+EP_CALLS = {"none": 4, "selective": 4, "full": 6}
+#: Context parallelism per layer per microbatch: K/V passed around the ring (c − 1 sends) in the
+#: forward pass (again when the forward is recomputed) and in the backward pass, which also passes
+#: dK/dV back: the all-gathers of K/V and reduce-scatter of dK/dV they amount to, per layer.
+#: Source: Liu et al. 2023 (ring attention); Megatron-Core ``context_parallel`` (P2P ring).
+CP_GATHERS = {"none": 2, "selective": 2, "full": 3}
+#: ZeRO-3 / FSDP all-gathers of a layer's weights per microbatch: before its forward and before its
+#: backward (FSDP recomputes a checkpointed forward inside the backward, with the weights already
+#: gathered). Source: Zhao et al. 2023 (PyTorch FSDP) §3.2; Rajbhandari et al. 2020 §5.3.
+ZERO3_GATHERS = 2
+#: How ZeRO-3 gathers weights: a whole layer per call (PyTorch FSDP's flat parameter per transformer
+#: block) or each weight tensor on its own (DeepSpeed's ZeRO-3, which partitions every parameter and,
+#: with activation checkpointing, gathers again in the recomputed forward: its hooks run there too).
+#: Sources: Zhao et al. 2023 §3.1 (FlatParameter); Rajbhandari et al. 2020 §5.3 and DeepSpeed's
+#: ``deepspeed/runtime/zero/partition_parameters.py``.
+ZERO3_GATHER = ("layer", "tensor")
+#: ZeRO-3 keeps the current layer's gathered weights and prefetches the next: two layers of
+#: unsharded weights are live. Source: Zhao et al. 2023 §3.3 (forward/backward prefetch).
+ZERO3_LIVE_LAYERS = 2
+_TERMS = ("params", "grads", "optimizer", "activations", "buffers")
 
 
-@dataclass(frozen=True, slots=True)
-class Hardware:
-    """The cluster."""
-
-    gpus: int
-    gpus_per_node: int
-    memory_bytes: float  #: per GPU
-    flops_per_gpu: float  #: peak FLOP/s per GPU (the MFU denominator)
-    intra_node_bandwidth: float  #: bytes/s per GPU inside a node
-    inter_node_bandwidth: float  #: bytes/s per GPU across nodes
-    startup_s: float  #: alpha, per message step
-    compute_efficiency: float  #: achieved / peak FLOP/s of the compute itself (1: ideal)
-
-
-def hardware(gpus: int, memory: float, flops_per_gpu: float, intra_node_bandwidth: float,
-             inter_node_bandwidth: float, startup: float = 5e-6, gpus_per_node: int = 8,
-             compute_efficiency: float = 1.0) -> Hardware:
-    """Check a cluster description; ``gpus_per_node`` divides ``gpus`` (or ``gpus`` fits in one node).
-
-    >>> hardware(64, 80e9, 989e12, 450e9, 50e9).gpus_per_node
-    8
-    >>> hardware(12, 80e9, 989e12, 450e9, 50e9)
-    Traceback (most recent call last):
-    ...
-    calc.errors.CalcError: gpus must be a multiple of gpus_per_node (8) or at most one node, got 12
-    """
-    g = count("gpus", gpus, maximum=MAX_GPUS)
-    gpn = count("gpus_per_node", gpus_per_node, maximum=1024)
-    if g > gpn and g % gpn:
-        raise CalcError("gpus", f"a multiple of gpus_per_node ({gpn}) or at most one node", g)
-    return Hardware(
-        g, gpn,
-        real("memory", memory, maximum=MAX_BYTES, unit="bytes"),
-        real("flops_per_gpu", flops_per_gpu, maximum=MAX_RATE, unit="FLOP/s"),
-        real("intra_node_bandwidth", intra_node_bandwidth, maximum=MAX_RATE, unit="bytes/s"),
-        real("inter_node_bandwidth", inter_node_bandwidth, maximum=MAX_RATE, unit="bytes/s"),
-        real("startup", startup, maximum=MAX_SECONDS, allow_minimum=True, unit="s"),
-        real("compute_efficiency", compute_efficiency, maximum=1.0),
-    )
+# ---------------------------------------------------------------------------- the split
 
 
 @dataclass(frozen=True, slots=True)
 class Parallel:
-    """How the work is split."""
+    """How the work is split and scheduled."""
 
     data: int = 1
     tensor: int = 1
@@ -141,12 +162,25 @@ class Parallel:
     sequence_parallel: bool = False
     recompute: str = "none"  #: none | selective | full
     interleave: int = 1  #: v, model chunks per pipeline stage
+    stage_layers: tuple[int, ...] | None = None  #: layers per stage; None: as even as possible
+    overlap_grad_reduce: bool = True  #: the DP gradient reduction overlaps the last backward pass
+    overlap_param_gather: bool = False  #: ZeRO 1-2's weight all-gather overlaps the next forward pass
+    tp_comm_overlap: bool = False  #: TP collectives overlap the GEMMs around them
+    zero3_gather: str = "layer"  #: ZeRO-3 gathers a layer at once (FSDP) or each weight tensor (DeepSpeed)
+
+
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise CalcError(name, "true or false", value)
+    return value
 
 
 def parallel(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1, expert: int = 1,
              zero: int = 0, sequence_parallel: bool = False, recompute: str = "none",
-             interleave: int = 1) -> Parallel:
-    """Check each value on its own (combinations are checked by :func:`plan`).
+             interleave: int = 1, stage_layers: tuple[int, ...] | list[int] | None = None,
+             overlap_grad_reduce: bool = True, overlap_param_gather: bool = False,
+             tp_comm_overlap: bool = False, zero3_gather: str = "layer") -> Parallel:
+    """Check each value on its own (combinations are checked by :func:`check_combination`).
 
     >>> parallel(data=8, tensor=8, zero=1).zero
     1
@@ -155,12 +189,681 @@ def parallel(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1
                (("data", data), ("tensor", tensor), ("pipeline", pipeline), ("context", context),
                 ("expert", expert))]
     z = count("zero", zero, minimum=0, maximum=3)
-    if not isinstance(sequence_parallel, bool):
-        raise CalcError("sequence_parallel", "true or false", sequence_parallel)
     if recompute not in RECOMPUTE:
         raise CalcError("recompute", "one of " + ", ".join(RECOMPUTE), recompute)
     v = count("interleave", interleave, maximum=1024)
-    return Parallel(*degrees, z, sequence_parallel, recompute, v)
+    layers = None
+    if stage_layers is not None:
+        if not isinstance(stage_layers, (list, tuple)) or not stage_layers or len(stage_layers) > MAX_DEGREE:
+            raise CalcError("stage_layers", "a list of layer counts, one per pipeline stage", stage_layers)
+        layers = tuple(count("stage_layers", n, maximum=10**6) for n in stage_layers)
+    if zero3_gather not in ZERO3_GATHER:
+        raise CalcError("zero3_gather", "one of " + ", ".join(ZERO3_GATHER), zero3_gather)
+    return Parallel(*degrees, z, _flag("sequence_parallel", sequence_parallel), recompute, v, layers,
+                    _flag("overlap_grad_reduce", overlap_grad_reduce),
+                    _flag("overlap_param_gather", overlap_param_gather), _flag("tp_comm_overlap", tp_comm_overlap),
+                    zero3_gather)
+
+
+def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardware, par: Parallel) -> int:
+    """Reject impossible combinations with the reason; return the microbatches per step ``m``.
+
+    >>> from calc.model import model
+    >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8)
+    >>> hw = hardware(64, profile_name="h100-sxm5-80gb")
+    >>> check_combination(llama, 1, 512, hw, parallel(data=8, tensor=8))
+    64
+    >>> check_combination(llama, 1, 512, hw, parallel(data=2, tensor=32))  # 8 KV heads, each on 4 ranks
+    256
+    >>> check_combination(llama, 1, 512, hw, parallel(data=16, tensor=4, pipeline=1, context=1, expert=1,
+    ...                                              interleave=2))
+    Traceback (most recent call last):
+    ...
+    calc.errors.CalcError: interleave must be 1 when pipeline is 1, got 2
+    """
+    t, p, c, e, d, v = par.tensor, par.pipeline, par.context, par.expert, par.data, par.interleave
+    model_ranks = t * p * c * e
+    if hw.gpus % model_ranks:
+        raise CalcError("gpus", f"a multiple of tensor × pipeline × context × expert = {model_ranks}", hw.gpus)
+    if d * model_ranks != hw.gpus:
+        raise CalcError("data", f"gpus / (tensor × pipeline × context × expert) = {hw.gpus // model_ranks}", d)
+    if m.heads % t or (m.kv_heads % t and t % m.kv_heads):
+        raise CalcError("tensor", f"a divisor of heads ({m.heads}) that kv_heads ({m.kv_heads}) divides or that "
+                        "divides kv_heads", t)
+    if m.ffn_hidden % t:
+        raise CalcError("tensor", f"a divisor of ffn_hidden ({m.ffn_hidden})", t)
+    if p > m.layers:
+        raise CalcError("pipeline", f"<= layers ({m.layers})", p)
+    if m.experts % e:
+        raise CalcError("expert", f"a divisor of experts ({m.experts})", e)
+    b = count("micro_batch", micro_batch)
+    gb = count("global_batch", global_batch)
+    per_step = b * d * e
+    if gb % per_step:
+        raise CalcError("global_batch", f"a multiple of micro_batch × data × expert = {per_step}", gb)
+    mbs = gb // per_step
+    if par.stage_layers is not None:
+        if len(par.stage_layers) != p:
+            raise CalcError("stage_layers", f"{p} layer counts, one per pipeline stage", list(par.stage_layers))
+        if sum(par.stage_layers) != m.layers:
+            raise CalcError("stage_layers", f"layer counts that add up to layers ({m.layers})",
+                            list(par.stage_layers))
+    if v > 1:
+        if p == 1:
+            raise CalcError("interleave", "1 when pipeline is 1", v)
+        per_stage = par.stage_layers or _even_stage_layers(m.layers, p)
+        # every chunk holds a layer, except that the first stage's first chunk may hold only the embedding
+        # and the last stage's last chunk only the output layer (Dubey et al. 2024 §3.3.2)
+        room = min(n + (1 if s in (0, p - 1) else 0) for s, n in enumerate(per_stage))
+        if room < v:
+            raise CalcError("interleave", f"at most {room}: every model chunk needs a layer "
+                            "(the first and the last stage may give one chunk to the embedding or the output layer)",
+                            v)
+        if mbs % p:
+            raise CalcError("interleave",
+                            f"1, or the microbatches per step ({mbs}) must be a multiple of pipeline ({p})", v)
+    if c > 1 and m.attention not in FLASH:
+        raise CalcError("context", "1 with standard attention (ring attention needs a fused, flash kernel)", c)
+    if c > 1 and m.seq_len % (2 * c):
+        raise CalcError("context", f"such that 2 × context divides seq_len ({m.seq_len}) (load-balanced causal split)",
+                        c)
+    if par.sequence_parallel and t > 1 and (m.seq_len // c) % t:
+        raise CalcError("sequence_parallel",
+                        f"false, or seq_len / context ({m.seq_len // c}) must be a multiple of tensor ({t})", True)
+    return mbs
+
+
+# ---------------------------------------------------------------------------- the workload
+
+
+class Workload:
+    """What stays fixed while the split changes: model, batch, cluster, precision; with caches.
+
+    Build it with :func:`workload`; :func:`estimate` and :func:`plan` take it with a
+    :class:`Parallel` and a microbatch size.
+    """
+
+    __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "lp", "lpm", "model_flops", "hardware_flops",
+                 "final_norm", "_layers", "_heads", "_acts", "_links", "_arrangements", "_collectives", "_gemms",
+                 "_contended", "_slowdowns")
+
+    def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
+        self.m, self.hw, self.prec, self.global_batch, self.tokens = m, hw, prec, global_batch, tokens
+        self.lp = layer_params(m)
+        self.lpm = layer_params(m, moe=True)
+        self.model_flops = training_flops(m, global_batch, "none").model_flops
+        self.hardware_flops = {r: training_flops(m, global_batch, r).hardware_flops for r in RECOMPUTE}
+        self.final_norm = m.hidden * (2 if m.biases else 1)
+        self._layers: dict[tuple, LayerWork] = {}
+        self._heads: dict[tuple, float] = {}
+        self._acts: dict[tuple, tuple[float, float, float]] = {}
+        self._links: dict[tuple, Link] = {}
+        self._arrangements: dict[tuple, Arrangement] = {}
+        self._collectives: dict[tuple, float] = {}
+        self._gemms: dict[tuple, float] = {}
+        gpu = hw.gpu
+        # The same GPU while a collective runs beside the compute: NCCL holds comm_sms SMs and streams its
+        # data through HBM (read and written once per byte on the wire).
+        free = gpu.sms - gpu.comm_sms
+        self._contended = replace(hw, gpu=replace(gpu, sms=free), flops_per_gpu=hw.flops_per_gpu * free / gpu.sms,
+                                  hbm_bandwidth=hw.hbm_bandwidth - 2 * hw.inter_node_bandwidth)
+        self._slowdowns: dict[tuple, float] = {}
+
+    def layer(self, micro: int, t: int, c: int, e: int, sp: bool, recompute: str, moe: bool) -> LayerWork:
+        """Compute of one layer for one microbatch on one device (cached)."""
+        key = (micro, t, c, e, sp, recompute, moe)
+        if key not in self._layers:
+            self._layers[key] = layer_work(self.m, self.hw, micro, t, c, e, sp, recompute, self.m.attention, moe,
+                                           self.prec.activation_bytes, self._gemms)
+        return self._layers[key]
+
+    def slowdown(self, micro: int, t: int, c: int, e: int, sp: bool, recompute: str, moe: bool) -> float:
+        """How much longer a layer's compute takes while a collective overlaps it (a fraction; cached).
+
+        The layer is timed again on the GPU with ``comm_sms`` fewer SMs and the HBM bandwidth the
+        transfer takes (:mod:`calc.kernels` re-does the tile and wave quantization, so a GEMM that
+        filled one wave exactly may need two, as Nsight shows). 0 with ``compute_efficiency``.
+        """
+        key = (micro, t, c, e, sp, recompute, moe)
+        if key not in self._slowdowns:
+            if self.hw.compute_efficiency is not None:
+                self._slowdowns[key] = 0.0
+            else:
+                busy = layer_work(self.m, self._contended, micro, t, c, e, sp, recompute, self.m.attention, moe,
+                                  self.prec.activation_bytes)
+                alone = self.layer(micro, t, c, e, sp, recompute, moe).total_s
+                self._slowdowns[key] = max(0.0, busy.total_s / alone - 1)
+        return self._slowdowns[key]
+
+    def head(self, micro: int, t: int, c: int) -> float:
+        """Output layer and loss for one microbatch (cached)."""
+        key = (micro, t, c)
+        if key not in self._heads:
+            self._heads[key] = head_work(self.m, self.hw, micro, t, c, self.prec.activation_bytes)
+        return self._heads[key]
+
+    def activations(self, micro: int, t: int, sp: bool, c: int, recompute: str) -> tuple[float, float, float]:
+        """(dense layer, MoE layer, full-recompute working set) activation bytes (cached)."""
+        key = (micro, t, sp, c, recompute)
+        if key not in self._acts:
+            m = self.m
+            kw = dict(tensor_parallel=t, sequence_parallel=sp, kv_heads=max(m.kv_heads, t), ffn_hidden=m.ffn_hidden,
+                      gated_mlp=m.gated_mlp, context_parallel=c, activation_bytes=self.prec.activation_bytes,
+                      attention=m.attention)
+            moe_k = m.top_k if m.experts > 1 else 0
+            dense = layer_activation_bytes(m.seq_len, micro, m.hidden, m.heads, recompute=recompute, **kw)
+            moe = layer_activation_bytes(m.seq_len, micro, m.hidden, m.heads, recompute=recompute,
+                                         moe_top_k=moe_k, **kw) if moe_k else 0.0
+            working = 0.0
+            if recompute == "full":
+                working = layer_activation_bytes(m.seq_len, micro, m.hidden, m.heads, recompute="none",
+                                                 moe_top_k=moe_k, **kw)
+            self._acts[key] = (dense, moe, working)
+        return self._acts[key]
+
+    def link(self, axes: tuple[tuple[int, int], ...]) -> Link:
+        """The network link of the group spanned by ``axes`` ((stride, size) pairs; cached)."""
+        if axes not in self._links:
+            self._links[axes] = group_link(self.hw, axes)
+        return self._links[axes]
+
+    def collective(self, op: str, axes: tuple[tuple[int, int], ...], n: float) -> float:
+        """Seconds of one ``op`` of ``n`` bytes over the group spanned by ``axes`` (cached)."""
+        key = (op, axes, n)
+        if key not in self._collectives:
+            self._collectives[key] = collective_time(op, self.link(axes), n)[0]
+        return self._collectives[key]
+
+    def arrangement(self, par: Parallel) -> "Arrangement":
+        """The layout of ``par`` and what each kind of stage holds (cached per layout)."""
+        key = (par.tensor, par.expert, par.context, par.pipeline, par.interleave, par.stage_layers)
+        if key not in self._arrangements:
+            self._arrangements[key] = _arrange(self, par)
+        return self._arrangements[key]
+
+
+def workload(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-adam",
+             tokens: float | None = None) -> Workload:
+    """Check the batch, precision and token count once for every split that follows.
+
+    >>> from calc.model import model
+    >>> w = workload(model(32, 4096, 32, 128256, 8192), 512, hardware(64, profile_name="h100-sxm5-80gb"))
+    >>> w.global_batch, w.prec.name
+    (512, 'bf16-adam')
+    """
+    rec = _precision(precision)
+    gb = count("global_batch", global_batch)
+    tok = None if tokens is None else real("tokens", tokens, maximum=MAX_TOKENS, unit="tokens")
+    if m.attention == "flash3" and hw.gpu.flash3_efficiency is None:
+        raise CalcError("attention", f"flash or standard on {hw.gpu.name} (FlashAttention-3 needs a Hopper or "
+                        "Blackwell GPU)", m.attention)
+    return Workload(m, hw, rec, gb, tok)
+
+
+# ---------------------------------------------------------------------------- 1. layout
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where the layers and the ranks go."""
+
+    stage_layers: tuple[int, ...]  #: layers per stage
+    strides: dict  #: axis → rank stride (rank = Σ coordinate × stride)
+    uneven: str  #: "" when every stage holds as many layers, else a sentence
+
+
+def _chunk_sizes(n: int, v: int, first: bool) -> list[int]:
+    """``n`` layers in ``v`` chunks differing by at most one; the first stage's small chunks come first."""
+    base, extra = divmod(n, v)
+    sizes = [base + 1] * extra + [base] * (v - extra)
+    return sizes[::-1] if first else sizes
+
+
+def layout(m: Model, par: Parallel) -> Layout:
+    """Layers per stage and rank strides (``RANK_ORDER``, tensor innermost).
+
+    Without ``stage_layers`` the split is :func:`calc.pipeline.stage_layers`'s.
+
+    >>> from calc.model import model
+    >>> layout(model(30, 64, 4, 100, 16), parallel(pipeline=4)).stage_layers
+    (7, 7, 8, 8)
+    """
+    p = par.pipeline
+    per_stage = par.stage_layers or _even_stage_layers(m.layers, p)
+    t, e, c = par.tensor, par.expert, par.context
+    strides = dict(zip(RANK_ORDER, (t * e * c * p, t * e * c, t * e, t, 1)))
+    uneven = ""
+    if len(set(per_stage)) > 1:
+        uneven = "layers per stage: " + ", ".join(str(n) for n in per_stage)
+    return Layout(tuple(per_stage), strides, uneven)
+
+
+def chunk_ranges(stage_layers: tuple[int, ...], v: int) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """Per stage, the (start, stop) layer range of each of its ``v`` model chunks.
+
+    Layers go to chunks in virtual-stage order (chunk ``k`` of stage ``s`` is virtual stage
+    ``k·p + s``), so with ``v = 1`` stage ``s`` holds a contiguous range.
+
+    >>> chunk_ranges((4, 4), 2)
+    (((0, 2), (4, 6)), ((2, 4), (6, 8)))
+    """
+    p = len(stage_layers)
+    sizes = [_chunk_sizes(n, v, s == 0) for s, n in enumerate(stage_layers)]
+    chunks: list[list[tuple[int, int]]] = [[] for _ in range(p)]
+    start = 0
+    for k in range(v):
+        for s in range(p):
+            chunks[s].append((start, start + sizes[s][k]))
+            start += sizes[s][k]
+    return tuple(tuple(x) for x in chunks)
+
+
+@dataclass(frozen=True, slots=True)
+class StageShape:
+    """What one device of a stage holds, whatever the batch, ZeRO stage or recomputation."""
+
+    stage: int
+    layers: int
+    moe_layers: int
+    dense_params: float  #: weights outside the experts, after TP and PP, before ZeRO
+    expert_params: float  #: this device's experts' weights
+    largest_layer_params: float  #: the largest layer's weights on this device (what ZeRO-3 gathers at once)
+
+
+@dataclass(frozen=True, slots=True)
+class Arrangement:
+    """A layout, what each kind of stage holds, and the stages that stand for the others."""
+
+    layout: Layout
+    moe_layers: tuple[int, ...]  #: per stage
+    representative: tuple[int, ...]  #: per stage, the earliest stage of the same kind (same time; more in flight)
+    per_layer: tuple[float, float, float, float]  #: dense layer, MoE layer's attention, its experts, largest layer
+    ends: tuple[float, float]  #: weights of the first stage's embedding and of the last stage's norm and head
+    _shapes: dict  #: stage → StageShape, made when first asked for
+
+    def shape(self, s: int) -> StageShape:
+        """What stage ``s`` holds."""
+        if s not in self._shapes:
+            self._shapes[s] = self._make(s)
+        return self._shapes[s]
+
+    def _make(self, s: int) -> StageShape:
+        dense_layer, attn_moe, expert, largest = self.per_layer
+        n_s, n_moe, p = self.layout.stage_layers[s], self.moe_layers[s], len(self.moe_layers)
+        dense = (n_s - n_moe) * dense_layer + n_moe * attn_moe + (self.ends[0] if s == 0 else 0.0) + \
+            (self.ends[1] if s == p - 1 else 0.0)
+        return StageShape(s, n_s, n_moe, dense, n_moe * expert, largest)
+
+
+def _arrange(w: Workload, par: Parallel) -> Arrangement:
+    m, lp, lpm = w.m, w.lp, w.lpm
+    t, e, p = par.tensor, par.expert, par.pipeline
+    lay = layout(m, par)
+    kv_extra = 0.0
+    if t > m.kv_heads:  # K and V of one head replicated on every rank instead of h_kv/t
+        kv_extra = 2 * m.hidden * (kv_hidden_per_rank(m, t) - m.kv_hidden / t)
+    attn_dense = lp.attention_sharded / t + kv_extra + lp.replicated
+    mlp_dense = lp.mlp_sharded / t + lp.mlp_replicated
+    attn_moe = lpm.attention_sharded / t + kv_extra + lpm.replicated
+    expert_mlp = lpm.mlp_sharded / t + lpm.mlp_replicated
+    local = m.experts // e
+    largest = max(attn_dense + mlp_dense, attn_moe + local * expert_mlp if m.experts > 1 else 0.0)
+    vocab_t = -(-m.vocab // t)
+    first = vocab_t * m.hidden + (m.seq_len * m.hidden if m.learned_positions else 0)
+    last = w.final_norm + (vocab_t * m.hidden if (not m.tied_embeddings or p > 1) else 0)
+    if m.experts == 1:
+        moe = (0,) * p
+    elif m.moe_layer_freq == 1:
+        moe = lay.stage_layers
+    else:  # which layers are MoE depends on where each chunk starts
+        moe = tuple(sum(m.moe_layers_in(a, b) for a, b in ranges)
+                    for ranges in chunk_ranges(lay.stage_layers, par.interleave))
+    first_of: dict[tuple, int] = {}
+    rep = tuple(first_of.setdefault((lay.stage_layers[s], moe[s], s == 0, s == p - 1), s) for s in range(p))
+    return Arrangement(lay, moe, rep, (attn_dense + mlp_dense, attn_moe, local * expert_mlp, largest),
+                       (first, last), {})
+
+
+# ---------------------------------------------------------------------------- 2. stage cost
+
+
+@dataclass(frozen=True, slots=True)
+class StageCost:
+    """Memory and time of one device of one pipeline stage (bytes; seconds)."""
+
+    stage: int
+    layers: int
+    moe_layers: int
+    dense_params: float  #: weights held before ZeRO (after TP, PP, EP), outside the experts
+    expert_params: float
+    params_bytes: float
+    grads_bytes: float
+    optimizer_bytes: float
+    activations_bytes: float
+    buffers_bytes: float  #: ZeRO-3's gathered layers
+    compute_s: float  #: one microbatch: forward, backward, recomputation, and the head on the last stage
+    tensor_s: float  #: exposed TP communication, one microbatch
+    context_s: float  #: exposed CP communication, one microbatch
+    expert_s: float  #: EP all-to-alls, one microbatch
+    pipeline_s: float  #: sends to and from the neighbouring stages, one microbatch
+    zero_s: float  #: exposed ZeRO-2/3 per-microbatch communication
+    time_per_microbatch_s: float
+    grad_reduce_s: float  #: data-parallel gradient reduction after the last microbatch (whole)
+    grad_reduce_exposed_s: float
+    optimizer_s: float
+    param_gather_exposed_s: float  #: ZeRO 1-2's all-gather of the updated weights, exposed part
+    tail_s: float  #: after the pipeline drains: exposed reduction + optimizer + exposed gather
+
+    @property
+    def memory_bytes(self) -> float:
+        """Everything but the reserve."""
+        return self.params_bytes + self.grads_bytes + self.optimizer_bytes + self.activations_bytes + \
+            self.buffers_bytes
+
+
+def _overlapped(comm: float, window: float, slowdown: float) -> float:
+    """Seconds a transfer adds when it overlaps ``window`` seconds of compute.
+
+    ``max(0, comm − window)`` is exposed, and while it overlaps, the compute runs slower:
+    the collective's kernels hold ``comm_sms`` of the GPU's SMs (NCCL runs one thread block
+    per channel) and stream its data through HBM, so ``min(comm, window) × slowdown`` is
+    added (:meth:`Workload.slowdown`). Source: NCCL's channels (``NCCL_MAX_NCHANNELS``) and the
+    tail effect measured with Nsight Systems on an H100 (NVIDIA developer forum, "Compute-
+    Communication Overlap Causes Severe GEMM Performance Degradation", 2025).
+
+    >>> _overlapped(1.0, 3.0, 0.2), _overlapped(3.0, 1.0, 0.2)
+    (0.2, 2.2)
+    """
+    return max(0.0, comm - window) + min(comm, window) * slowdown
+
+
+#: Gradients are reduced in buckets of at least this many parameters (or 10^6 × the DP size),
+#: Megatron-Core's ``DistributedDataParallelConfig.bucket_size`` default; each bucket is one call.
+DP_BUCKET_PARAMS = 40_000_000
+
+
+def dp_calls(params: float, axes: tuple[tuple[int, int], ...], layers: int = 0) -> int:
+    """Calls that move a stage's weights or gradients over a DP group: one per layer (ZeRO-2/3,
+    ``layers > 0``), else one per bucket of ``max(40M, 10^6·g)`` parameters.
+
+    >>> dp_calls(7e9, ((1, 8),)), dp_calls(7e9, ((1, 8),), layers=32)
+    (175, 32)
+    """
+    if layers:
+        return layers
+    g = 1
+    for _, n in axes:
+        g *= n
+    return max(1, -(-int(params) // max(DP_BUCKET_PARAMS, 1_000_000 * g)))
+
+
+def layer_tensors(m: Model) -> int:
+    """Weight tensors of one layer: Q/K/V (one fused tensor), output, the MLP's two (three gated) matrices and
+    two norms, each with its bias when the model has biases.
+
+    >>> from calc.model import model
+    >>> layer_tensors(model(2, 64, 4, 100, 16, biases=True)), layer_tensors(model(2, 64, 4, 100, 16, gated_mlp=True))
+    (12, 7)
+    """
+    return (4 + (1 if m.gated_mlp else 0) + 2) * (2 if m.biases else 1)
+
+
+def _dp_axes(lay: Layout, par: Parallel, expert: bool) -> tuple[tuple[int, int], ...]:
+    """The (stride, size) axes a weight's gradients are reduced over: data × context (× expert)."""
+    axes = [(lay.strides["data"], par.data), (lay.strides["context"], par.context)]
+    if not expert:
+        axes.append((lay.strides["expert"], par.expert))
+    return tuple(a for a in axes if a[1] > 1) or ((1, 1),)
+
+
+def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageShape) -> tuple[float, ...]:
+    """(params, grads, optimizer, activations, ZeRO-3 buffers) bytes of one device of stage ``sh``."""
+    m, prec = w.m, w.prec
+    t, p, c, e, v, z = par.tensor, par.pipeline, par.context, par.expert, par.interleave, par.zero
+    sp = par.sequence_parallel and t > 1
+    n_dp, n_edp = par.data * c * e, par.data * c
+    dense, experts = sh.dense_params, sh.expert_params
+    pb = prec.param_bytes
+    params_b = pb * (dense / (n_dp if z >= 3 else 1) + experts / (n_edp if z >= 3 else 1))
+    grads_b = prec.grad_bytes * (dense / (n_dp if z >= 2 else 1) + experts / (n_edp if z >= 2 else 1))
+    opt_b = prec.optimizer_bytes * (dense / (n_dp if z >= 1 else 1) + experts / (n_edp if z >= 1 else 1))
+    buffers = ZERO3_LIVE_LAYERS * sh.largest_layer_params * pb if z >= 3 else 0.0
+    act_dense, act_moe, working = w.activations(micro, t, sp, c, par.recompute)
+    chunks = in_flight_chunks(sh.stage, p, mbs, v)
+    acts = chunks / v * ((sh.layers - sh.moe_layers) * act_dense + sh.moe_layers * act_moe) + working
+    s_local = m.seq_len // c
+    if sh.stage == 0:  # the embedding's dropout mask, one per microbatch in flight
+        acts += s_local * micro * m.hidden / (t if sp else 1) * -(-chunks // v)
+    if sh.stage == p - 1:  # the output layer: its input and the logits (Korthikanti et al. 2022 §4.3)
+        acts += prec.activation_bytes / 2 * 4 * s_local * micro * m.hidden / t * (1 + m.vocab / m.hidden)
+    return params_b, grads_b, opt_b, acts, buffers
+
+
+def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangement, s: int) -> StageCost:
+    """Memory and time of stage ``s`` (the model's assumptions are in the module docstring)."""
+    m, hw, prec = w.m, w.hw, w.prec
+    t, p, c, e, v, z = par.tensor, par.pipeline, par.context, par.expert, par.interleave, par.zero
+    sp = par.sequence_parallel and t > 1
+    sh, lay = arr.shape(s), arr.layout
+    n_s, n_moe = sh.layers, sh.moe_layers
+    n_den = n_s - n_moe
+    dense, experts = sh.dense_params, sh.expert_params
+    params_b, grads_b, opt_b, acts, buffers = _stage_memory(w, par, micro, mbs, sh)
+
+    # compute of one microbatch
+    wd = w.layer(micro, t, c, e, sp, par.recompute, False) if n_den else None
+    wm = w.layer(micro, t, c, e, sp, par.recompute, True) if n_moe else None
+    compute = (n_den * wd.total_s if wd else 0.0) + (n_moe * wm.total_s if wm else 0.0)
+    backward = (n_den * (wd.backward_s + wd.recompute_s) if wd else 0.0) + \
+        (n_moe * (wm.backward_s + wm.recompute_s) if wm else 0.0)
+    gemm = (n_den * wd.gemm_s if wd else 0.0) + (n_moe * wm.gemm_s if wm else 0.0)
+    slowdown = w.slowdown(micro, t, c, e, sp, par.recompute, n_den == 0)
+    if s == p - 1:
+        compute += w.head(micro, t, c)
+
+    # communication of one microbatch
+    ab, pb, gb = prec.activation_bytes, prec.param_bytes, prec.grad_bytes
+    strides = lay.strides
+    s_local = m.seq_len // c
+    act_payload = micro * s_local * m.hidden * ab
+    tp_s = cp_s = ep_s = pp_s = z_s = 0.0
+    if t > 1:
+        tp = ((1, t),)
+        one = (w.collective("all-gather", tp, act_payload) + w.collective("reduce-scatter", tp, act_payload)) \
+            if sp else w.collective("all-reduce", tp, act_payload)
+        tp_s = n_s * TP_CALLS[par.recompute] * one
+        if par.tp_comm_overlap:
+            tp_s = _overlapped(tp_s, gemm, slowdown)
+    if c > 1:  # ring attention: c − 1 exchanges per pass, each overlapping one step's attention kernel
+        cp = ((strides["context"], c),)
+        chunk = 2 * micro * s_local * kv_hidden_per_rank(m, t) * ab  # one rank's K and V
+        step = w.collective("send-recv", cp, chunk)
+        a_f = (n_den * wd.attention_forward_s if wd else 0.0) + (n_moe * wm.attention_forward_s if wm else 0.0)
+        a_b = (n_den * wd.attention_backward_s if wd else 0.0) + (n_moe * wm.attention_backward_s if wm else 0.0)
+        forwards = 2 if par.recompute == "full" else 1
+        cp_s = (c - 1) * (forwards * n_s * _overlapped(step, a_f / n_s / c, slowdown)
+                          + n_s * _overlapped(2 * step, a_b / n_s / c, slowdown))  # K/V and dK/dV back
+    if e > 1 and n_moe:
+        payload = micro * s_local * m.hidden * m.top_k * ab / (t if sp else 1)
+        ep_s = n_moe * EP_CALLS[par.recompute] * w.collective("all-to-all", ((strides["expert"], e),), payload)
+    if p > 1:
+        # per microbatch and chunk: the activation goes on (received from the stage before) and its
+        # gradient comes back; each rank sends its 1/t (Megatron's scatter/gather, §4.1)
+        pp_s = 2 * v * w.collective("send-recv", ((strides["pipeline"], p),), act_payload / t)
+    dp, edp = _dp_axes(lay, par, False), _dp_axes(lay, par, True)
+
+    per_layer_calls = n_s * (layer_tensors(m) if par.zero3_gather == "tensor" else 1)
+
+    def over_dp(op: str, n_dense: float, n_expert: float, per_layer: bool = False) -> float:
+        """An ``op`` over each weight's DP group, in per-layer calls (ZeRO-2/3) or gradient buckets."""
+        total = 0.0
+        for axes, n in ((dp, n_dense), (edp, n_expert)):
+            calls = dp_calls(n / max(1, prec.param_bytes) if not per_layer else 0, axes,
+                             per_layer_calls if per_layer else 0)
+            total += calls * w.collective(op, axes, n / calls) if n > 0 else 0.0
+        return total
+
+    if z >= 2:
+        rs = over_dp("reduce-scatter", gb * dense, gb * experts, per_layer=True)
+        if z == 2:
+            z_s = _overlapped(rs, backward, slowdown)
+        else:  # prefetched one layer ahead: the first layer's gather is exposed, the rest hide behind compute
+            ag = over_dp("all-gather", pb * dense, pb * experts, per_layer=True)
+            fwd = compute - backward
+            regather = ag if (par.zero3_gather == "tensor" and par.recompute == "full") else 0.0
+            z_s = ag / max(1, n_s) + _overlapped(ag, fwd, slowdown) + _overlapped(ag + regather + rs, backward,
+                                                                                 slowdown)
+    t_mb = compute + tp_s + cp_s + ep_s + pp_s + z_s
+
+    # after the last microbatch
+    reduce_s = reduce_exposed = gather_exposed = 0.0
+    if z <= 1:
+        reduce_s = over_dp("all-reduce" if z == 0 else "reduce-scatter", gb * dense, gb * experts)
+        reduce_exposed = _overlapped(reduce_s, backward, slowdown) if par.overlap_grad_reduce else reduce_s
+    if z in (1, 2):
+        gather = over_dp("all-gather", pb * dense, pb * experts)
+        gather_exposed = _overlapped(gather, compute - backward, slowdown) if par.overlap_param_gather else gather
+    n_dp, n_edp = par.data * c * e, par.data * c
+    shard = dense / (n_dp if z >= 1 else 1) + experts / (n_edp if z >= 1 else 1)
+    opt_s = optimizer_time(hw, shard, pb, gb, prec.optimizer_bytes)
+    tail = reduce_exposed + opt_s + gather_exposed
+    return StageCost(s, n_s, n_moe, dense, experts, params_b, grads_b, opt_b, acts, buffers, compute, tp_s, cp_s,
+                     ep_s, pp_s, z_s, t_mb, reduce_s, reduce_exposed, opt_s, gather_exposed, tail)
+
+
+# ---------------------------------------------------------------------------- 4. estimate
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceMemory:
+    """Memory of one device of the most loaded stage (bytes; GB = 1e9 B, GiB = 2^30 B)."""
+
+    params_bytes: float
+    grads_bytes: float
+    optimizer_bytes: float
+    model_states_bytes: float
+    activations_bytes: float
+    buffers_bytes: float  #: ZeRO-3's two gathered layers
+    reserve_bytes: float  #: CUDA context, NCCL buffers, allocator fragmentation (``hardware.reserve``)
+    total_bytes: float  #: every term, the reserve included
+    total_gb: float  #: total_bytes / 1e9
+    total_gib: float  #: total_bytes / 2^30
+    capacity_bytes: float
+    capacity_gib: float
+    headroom_bytes: float  #: capacity − total (negative: does not fit)
+    fits: bool
+    binding_term: str  #: the largest term: params | grads | optimizer | activations | buffers
+    stage: int  #: the most loaded stage
+
+
+def _device_memory(stage: int, terms: tuple[float, ...], hw: Hardware) -> DeviceMemory:
+    params, grads, opt, acts, buffers = terms
+    total = fsum(terms) + hw.reserve_bytes
+    return DeviceMemory(params, grads, opt, params + grads + opt, acts, buffers, hw.reserve_bytes, total, total / GB,
+                        total / GIB, hw.memory_bytes, hw.memory_bytes / GIB, hw.memory_bytes - total,
+                        total <= hw.memory_bytes, max(zip(terms, _TERMS))[1], stage)
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """Step time and memory of one configuration: what a search ranks by."""
+
+    micro_batch: int
+    microbatches_per_step: int
+    step_time_s: float
+    compute_time_s: float  #: m × compute of the slowest stage per microbatch
+    bubble_time_s: float  #: (Σ_s t_s − t_max)/v
+    exposed_communication_s: float  #: m × exposed per-microbatch communication + exposed tail communication
+    optimizer_time_s: float
+    memory: DeviceMemory  #: the most loaded stage
+    slowest_stage: int
+    tail_stage: int  #: the stage whose tail (reduction, optimizer, gather) is longest
+    stages: tuple[StageCost, ...]  #: the stages costed (every stage with ``every_stage``, else one per kind)
+
+
+def memory(w: Workload, par: Parallel, micro_batch: int, microbatches: int | None = None) -> DeviceMemory:
+    """Memory of the most loaded device of a split (the reserve included), without timing it.
+
+    >>> from calc.model import model
+    >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
+    >>> w = workload(llama, 512, hardware(64, profile_name="h100-sxm5-80gb"))
+    >>> round(memory(w, parallel(data=8, tensor=8, zero=1, sequence_parallel=True), 1).total_gib, 2)
+    12.16
+    """
+    mbs = microbatches or check_combination(w.m, micro_batch, w.global_batch, w.hw, par)
+    arr = w.arrangement(par)
+    best, heaviest = -1.0, None
+    for s in sorted(set(arr.representative)):
+        terms = _stage_memory(w, par, micro_batch, mbs, arr.shape(s))
+        if fsum(terms) > best:
+            best, heaviest = fsum(terms), (s, terms)
+    return _device_memory(heaviest[0], heaviest[1], w.hw)
+
+
+def step_floor(w: Workload, par: Parallel, micro_batch: int, microbatches: int) -> float:
+    """A lower bound of the step time, for pruning a search: ``m × n_max × (layer compute + TP)``.
+
+    ``n_max`` is the most layers a stage holds; the per-layer figure is the smaller of a
+    dense and an MoE layer's compute, plus the TP collectives unless they overlap. The
+    step also has the bubble, the other exposed communication and the tail, so it is
+    never below this.
+    """
+    t, c, e = par.tensor, par.context, par.expert
+    sp = par.sequence_parallel and t > 1
+    per_layer = w.layer(micro_batch, t, c, e, sp, par.recompute, w.m.experts > 1 and w.m.moe_layer_freq == 1).total_s
+    if t > 1 and not par.tp_comm_overlap:
+        n = micro_batch * (w.m.seq_len // c) * w.m.hidden * w.prec.activation_bytes
+        tp = ((1, t),)
+        one = (w.collective("all-gather", tp, n) + w.collective("reduce-scatter", tp, n)) if sp else \
+            w.collective("all-reduce", tp, n)
+        per_layer += TP_CALLS[par.recompute] * one
+    return microbatches * max(w.arrangement(par).layout.stage_layers) * per_layer
+
+
+def estimate(w: Workload, par: Parallel, micro_batch: int, every_stage: bool = False,
+             microbatches: int | None = None) -> Estimate:
+    """Cost one split: ``step = m·t_max + (Σ_s t_s − t_max)/v + tail`` seconds.
+
+    Stages of the same kind (layers, MoE layers, first, last) take the same time; the
+    earliest of a kind keeps the most microbatches in flight, so it stands for the
+    others unless ``every_stage``. Raises :class:`CalcError` for impossible
+    combinations (:func:`check_combination`); a split that does not fit is returned with
+    ``memory.fits`` False. ``microbatches``, when given, is the ``m`` a caller already
+    checked (the search), and the combination is not checked again.
+
+    >>> from calc.model import model
+    >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
+    >>> w = workload(llama, 512, hardware(64, profile_name="h100-sxm5-80gb"))
+    >>> e = estimate(w, parallel(data=8, tensor=8, zero=1, sequence_parallel=True), 1)
+    >>> e.memory.fits, round(e.step_time_s, 2)
+    (True, 10.14)
+    """
+    mbs = microbatches or check_combination(w.m, micro_batch, w.global_batch, w.hw, par)
+    p, v = par.pipeline, par.interleave
+    arr = w.arrangement(par)
+    visit = range(p) if every_stage else sorted(set(arr.representative))
+    costed = {s: stage_cost(w, par, micro_batch, mbs, arr, s) for s in visit}
+    times = [costed[s if every_stage else arr.representative[s]].time_per_microbatch_s for s in range(p)]
+    slow = max(costed.values(), key=lambda sc: sc.time_per_microbatch_s)
+    heavy = max(costed.values(), key=lambda sc: sc.memory_bytes)
+    tail = max(costed.values(), key=lambda sc: sc.tail_s)
+    t_max = slow.time_per_microbatch_s
+    bubble = (fsum(times) - t_max) / v
+    tied = 0.0
+    if w.m.tied_embeddings and p > 1:
+        tied = w.collective("all-reduce", ((arr.layout.strides["pipeline"] * (p - 1), 2),),
+                            w.prec.grad_bytes * -(-w.m.vocab // par.tensor) * w.m.hidden)
+    step = mbs * t_max + bubble + tail.tail_s + tied
+    compute = mbs * slow.compute_s
+    exposed = mbs * (t_max - slow.compute_s) + tail.grad_reduce_exposed_s + tail.param_gather_exposed_s + tied
+    terms = (heavy.params_bytes, heavy.grads_bytes, heavy.optimizer_bytes, heavy.activations_bytes,
+             heavy.buffers_bytes)
+    return Estimate(micro_batch, mbs, step, compute, bubble, exposed, tail.optimizer_s,
+                    _device_memory(heavy.stage, terms, w.hw), slow.stage, tail.stage,
+                    tuple(costed[s] for s in sorted(costed)))
+
+
+# ---------------------------------------------------------------------------- 3. communications
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,36 +877,109 @@ class Communication:
     bytes_per_call: float  #: S as nccl-tests counts it (the full array; a send's message)
     calls_per_step: int
     bytes_per_step: float  #: bytes this device sends per step: calls × S × algorithm factor
-    intra_node: bool  #: the group stays inside one node
-    time_s: float  #: calls × alpha-beta time of one call
+    intra_node: bool  #: the group stays inside one node (NVLink)
+    time_s: float  #: calls × the time of one call on this group's link
     exposed_time_s: float  #: the part of time_s not hidden behind compute (see the overlap rules)
     stage: int  #: the pipeline stage this row describes (the busiest for this strategy)
+    bandwidth_bytes_per_s: float  #: bytes_per_call × algorithm factor / time of one call: what a call achieves
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceMemory:
-    """Memory of one device of the most loaded stage (bytes; GB = 1e9 B, GiB = 2^30 B)."""
+def _row(strategy: str, op: str, what: str, link: Link, n: float, calls: int, stage: int,
+         exposed: float | None = None) -> Communication | None:
+    if link.size == 1 or calls == 0 or n <= 0:
+        return None
+    one, sent = collective_time(op, link, n)
+    total = calls * one
+    return Communication(strategy, op, what, link.size, n, calls, calls * sent, link.intra_node, total,
+                         total if exposed is None else min(total, exposed), stage, sent / one if one > 0 else 0.0)
 
-    params_bytes: float
-    grads_bytes: float
-    optimizer_bytes: float
-    model_states_bytes: float
-    activations_bytes: float
-    buffers_bytes: float  #: ZeRO-3's two gathered layers
-    total_bytes: float
-    total_gb: float  #: total_bytes / 1e9
-    total_gib: float  #: total_bytes / 2^30
-    capacity_bytes: float
-    capacity_gib: float
-    headroom_bytes: float  #: capacity − total (negative: does not fit)
-    fits: bool
-    binding_term: str  #: the largest term: params | grads | optimizer | activations | buffers
-    stage: int  #: the most loaded stage
+
+def communications(w: Workload, par: Parallel, est: Estimate, lay: Layout) -> tuple[Communication, ...]:
+    """Every transfer of one step on the slowest stage (per-microbatch ones) or the tail stage (the rest).
+
+    Exposed times are those :func:`stage_cost` charged, spread over a strategy's rows in
+    proportion to their times.
+    """
+    m, prec = w.m, w.prec
+    t, p, c, e, v, z = par.tensor, par.pipeline, par.context, par.expert, par.interleave, par.zero
+    sp = par.sequence_parallel and t > 1
+    mbs = est.microbatches_per_step
+    slow = next(sc for sc in est.stages if sc.stage == est.slowest_stage)
+    tail = next(sc for sc in est.stages if sc.stage == est.tail_stage)
+    ab, pb, gb = prec.activation_bytes, prec.param_bytes, prec.grad_bytes
+    micro, s_local = est.micro_batch, m.seq_len // c
+    rows: list[Communication | None] = []
+
+    def shared(new: list, exposed_total: float) -> list:
+        made = [r for r in new if r is not None]
+        total = fsum(r.time_s for r in made)
+        share = exposed_total / total if total > 0 else 0.0
+        return [Communication(*(asdict(r) | {"exposed_time_s": r.time_s * share}).values()) for r in made]
+
+    act = micro * s_local * m.hidden * ab
+    n_s = slow.layers
+    if t > 1:
+        link = w.link(((1, t),))
+        calls = n_s * TP_CALLS[par.recompute] * mbs
+        ops = (("all-gather", "layer activations (sequence parallel)"),
+               ("reduce-scatter", "layer activations (sequence parallel)")) if sp else \
+            (("all-reduce", "layer activations"),)
+        rows += shared([_row("tensor", op, what, link, act, calls, slow.stage) for op, what in ops],
+                       slow.tensor_s * mbs)
+    if c > 1:  # ring attention: c − 1 sends of one rank's K and V per pass, and of dK, dV in the backward
+        link = w.link(((lay.strides["context"], c),))
+        chunk = 2 * micro * s_local * kv_hidden_per_rank(m, t) * ab
+        forwards = 2 if par.recompute == "full" else 1
+        rows += shared([_row("context", "send-recv", "keys and values around the ring", link, chunk,
+                             n_s * (c - 1) * (forwards + 1) * mbs, slow.stage),
+                        _row("context", "send-recv", "key and value gradients around the ring", link, chunk,
+                             n_s * (c - 1) * mbs, slow.stage)], slow.context_s * mbs)
+    if e > 1 and slow.moe_layers:
+        link = w.link(((lay.strides["expert"], e),))
+        payload = act * m.top_k / (t if sp else 1)
+        rows.append(_row("expert", "all-to-all", "routed tokens (dispatch and combine)", link, payload,
+                         slow.moe_layers * EP_CALLS[par.recompute] * mbs, slow.stage))
+    if p > 1:
+        link = w.link(((lay.strides["pipeline"], p),))
+        rows.append(_row("pipeline", "send-recv", "activations and their gradients at stage boundaries", link,
+                         act / t, 2 * v * mbs, slow.stage))
+        if m.tied_embeddings:
+            link2 = w.link(((lay.strides["pipeline"] * (p - 1), 2),))
+            rows.append(_row("pipeline", "all-reduce", "tied embedding gradients (first and last stage)", link2,
+                             gb * -(-m.vocab // t) * m.hidden, 1, p - 1))
+    dp_rows: list = []
+    for label, axes, expert in (("", _dp_axes(lay, par, False), False), ("expert ", _dp_axes(lay, par, True), True)):
+        link = w.link(axes)
+        if z <= 1 or z == 2:  # after the last microbatch, on the stage whose tail is longest
+            params = tail.expert_params if expert else tail.dense_params
+            buckets = dp_calls(params, axes)
+            if z <= 1:
+                dp_rows.append(("reduce", _row("data", "all-reduce" if z == 0 else "reduce-scatter", label + "gradients",
+                                               link, gb * params / buckets, buckets, tail.stage)))
+            dp_rows.append(("gather", _row("data", "all-gather", label + "updated weights", link,
+                                           pb * params / buckets, buckets, tail.stage)) if z else ("gather", None))
+        if z >= 2:  # every microbatch, by layer, on the slowest stage
+            params = slow.expert_params if expert else slow.dense_params
+            per_layer = slow.layers * (layer_tensors(m) if par.zero3_gather == "tensor" else 1)
+            dp_rows.append(("zero", _row("data", "reduce-scatter", label + "gradients (every microbatch, by layer)",
+                                         link, gb * params / per_layer, per_layer * mbs, slow.stage)))
+            if z == 3:
+                gathers = ZERO3_GATHERS + (1 if par.zero3_gather == "tensor" and par.recompute == "full" else 0)
+                dp_rows.append(("zero", _row("data", "all-gather",
+                                             label + "weights (before each forward and backward, by layer)", link,
+                                             pb * params / per_layer, per_layer * gathers * mbs, slow.stage)))
+    for kind, exposed in (("reduce", tail.grad_reduce_exposed_s), ("gather", tail.param_gather_exposed_s),
+                          ("zero", slow.zero_s * mbs)):
+        rows += shared([r for k, r in dp_rows if k == kind], exposed)
+    return tuple(r for r in rows if r is not None)
+
+
+# ---------------------------------------------------------------------------- the full plan
 
 
 @dataclass(frozen=True, slots=True)
 class StagePlacement:
-    """What each device of one pipeline stage holds."""
+    """What each device of one pipeline stage holds, and its time per microbatch."""
 
     stage: int
     layers: tuple[int, ...]  #: global indices of the layers held (all chunks)
@@ -212,8 +988,9 @@ class StagePlacement:
     output_head: bool  #: final norm and output head (a tied copy when tied and pipeline > 1)
     experts_per_device: int  #: of each MoE layer
     params_per_device: float  #: after TP, PP and EP, before ZeRO
-    memory_total_bytes: float
+    memory_total_bytes: float  #: the reserve included
     time_per_microbatch_s: float
+    compute_per_microbatch_s: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,14 +1003,16 @@ class Plan:
     microbatches_per_step: int  #: m = global / (micro × data × expert)
     gpus: int
     nodes: int
+    hardware_profile: str  #: the GPU profile (``custom`` when given by hand)
     layers_per_stage: tuple[int, ...]
-    uneven_split: str  #: "" when even, else how the layers are split
+    uneven_split: str  #: "" when even, else the layers per stage
     stages: tuple[StagePlacement, ...]
     memory_per_device: DeviceMemory
     communications: tuple[Communication, ...]
     compute_time_s: float  #: m × compute of the slowest stage per microbatch
     exposed_communication_s: float
     bubble_time_s: float
+    optimizer_time_s: float  #: the optimizer step after the last microbatch (memory-bound)
     step_time_s: float
     bubble_fraction: float  #: (p−1)/(v·m), relative to ideal compute time
     bubble_share: float  #: bubble_time / step_time
@@ -242,6 +1021,7 @@ class Plan:
     hardware_flops_per_step: float
     mfu: float  #: model FLOPs / (step × gpus × peak)
     hfu: float  #: hardware FLOPs (with recomputation) / (step × gpus × peak)
+    achieved_flops_per_gpu: float  #: model FLOPs / (step × gpus): the "TFLOP/s per GPU" papers print
     training_days: float | None  #: for ``tokens`` training tokens, when given
     rank_order: tuple[str, ...]
     rank_strides: dict[str, int]
@@ -249,399 +1029,61 @@ class Plan:
 
     def as_dict(self) -> dict:
         """The JSON-able dict ``python -m calc plan --json`` prints."""
-        return asdict(self)
-
-
-# ---------------------------------------------------------------------------- checks
-
-
-def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardware, par: Parallel) -> int:
-    """Reject impossible combinations with the reason; return the microbatches per step ``m``.
-
-    >>> from calc.model import model
-    >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8)
-    >>> hw = hardware(64, 80e9, 989e12, 450e9, 50e9)
-    >>> check_combination(llama, 1, 512, hw, parallel(data=8, tensor=8))
-    64
-    >>> check_combination(llama, 1, 512, hw, parallel(data=4, tensor=16))
-    Traceback (most recent call last):
-    ...
-    calc.errors.CalcError: tensor must be a divisor of heads (32) and kv_heads (8), got 16
-    """
-    t, p, c, e, d, v = par.tensor, par.pipeline, par.context, par.expert, par.data, par.interleave
-    model_ranks = t * p * c * e
-    if hw.gpus % model_ranks:
-        raise CalcError("gpus", f"a multiple of tensor × pipeline × context × expert = {model_ranks}", hw.gpus)
-    if d * model_ranks != hw.gpus:
-        raise CalcError("data", f"gpus / (tensor × pipeline × context × expert) = {hw.gpus // model_ranks}", d)
-    if m.heads % t or m.kv_heads % t:
-        raise CalcError("tensor", f"a divisor of heads ({m.heads}) and kv_heads ({m.kv_heads})", t)
-    if m.ffn_hidden % t:
-        raise CalcError("tensor", f"a divisor of ffn_hidden ({m.ffn_hidden})", t)
-    if p > m.layers:
-        raise CalcError("pipeline", f"<= layers ({m.layers})", p)
-    if m.experts % e:
-        raise CalcError("expert", f"a divisor of experts ({m.experts})", e)
-    b = count("micro_batch", micro_batch)
-    gb = count("global_batch", global_batch)
-    per_step = b * d * e
-    if gb % per_step:
-        raise CalcError("global_batch", f"a multiple of micro_batch × data × expert = {per_step}", gb)
-    mbs = gb // per_step
-    if v > 1:
-        if p == 1:
-            raise CalcError("interleave", "1 when pipeline is 1", v)
-        if m.layers % (p * v):
-            raise CalcError("interleave", f"such that pipeline × interleave divides layers ({m.layers})", v)
-        if mbs % p:
-            raise CalcError("interleave",
-                            f"1, or the microbatches per step ({mbs}) must be a multiple of pipeline ({p})", v)
-    if c > 1 and m.seq_len % (2 * c):
-        raise CalcError("context", f"such that 2 × context divides seq_len ({m.seq_len}) (load-balanced causal split)",
-                        c)
-    if par.sequence_parallel and t > 1 and (m.seq_len // c) % t:
-        raise CalcError("sequence_parallel",
-                        f"false, or seq_len / context ({m.seq_len // c}) must be a multiple of tensor ({t})", True)
-    if par.zero >= 2 and p > 1:
-        raise CalcError("zero", "0 or 1 with pipeline > 1 (ZeRO-2/3 would re-communicate gradients or weights "
-                        "every microbatch; DeepSpeed refuses it)", par.zero)
-    return mbs
-
-
-# ---------------------------------------------------------------------------- cost model
-
-
-def _ring(op: str, g: int, n: float, alpha: float, beta: float) -> tuple[float, float]:
-    """(time of one call, bytes sent per rank) of a ring collective of nccl-tests size ``n``."""
-    if g == 1 or n == 0:
-        return 0.0, 0.0
-    if op == "all-reduce":
-        sent = 2 * (g - 1) / g * n
-        return 2 * (g - 1) * alpha + sent / beta, sent
-    if op == "send-recv":
-        return alpha + n / beta, n
-    sent = (g - 1) / g * n  # all-gather, reduce-scatter, all-to-all (pairwise exchange)
-    return (g - 1) * alpha + sent / beta, sent
-
-
-class _Ctx:
-    """What stays fixed while the parallel configuration changes (built once per search)."""
-
-    __slots__ = ("m", "hw", "prec", "global_batch", "lp", "lpm", "mm_dense", "mm_moe", "core", "logits",
-                 "model_flops", "hardware_flops", "peak_rate", "rate", "tokens", "final_norm", "act_cache")
-
-    def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
-        self.m, self.hw, self.prec, self.global_batch, self.tokens = m, hw, prec, global_batch, tokens
-        self.lp = layer_params(m)
-        self.lpm = layer_params(m, moe=True)
-        self.mm_dense, self.core = layer_forward_flops(m)
-        self.mm_moe = layer_forward_flops(m, moe=True)[0]
-        self.logits = 2 * m.seq_len * m.hidden * m.vocab
-        self.model_flops = training_flops(m, global_batch, "none").model_flops
-        self.hardware_flops = {r: training_flops(m, global_batch, r).hardware_flops for r in RECOMPUTE}
-        self.peak_rate = hw.flops_per_gpu
-        self.rate = hw.flops_per_gpu * hw.compute_efficiency
-        self.final_norm = m.hidden * (2 if m.biases else 1)
-        self.act_cache: dict[tuple, tuple[float, float, float]] = {}
-
-    def layer_activations(self, micro: int, t: int, sp: bool, c: int, recompute: str) -> tuple[float, float, float]:
-        """(dense layer, MoE layer, full-recompute working set) activation bytes, cached."""
-        key = (micro, t, sp, c, recompute)
-        if key not in self.act_cache:
-            m = self.m
-            kw = dict(tensor_parallel=t, sequence_parallel=sp, kv_heads=m.kv_heads, ffn_hidden=m.ffn_hidden,
-                      gated_mlp=m.gated_mlp, context_parallel=c, activation_bytes=self.prec.activation_bytes)
-            moe_k = m.top_k if m.experts > 1 else 0
-            dense = layer_activation_bytes(m.seq_len, micro, m.hidden, m.heads, recompute=recompute, **kw)
-            moe = layer_activation_bytes(m.seq_len, micro, m.hidden, m.heads, recompute=recompute,
-                                         moe_top_k=moe_k, **kw) if moe_k else 0.0
-            working = 0.0
-            if recompute == "full":
-                working = layer_activation_bytes(m.seq_len, micro, m.hidden, m.heads, recompute="none",
-                                                 moe_top_k=moe_k, **kw)
-            self.act_cache[key] = (dense, moe, working)
-        return self.act_cache[key]
-
-
-def _intra(hw: Hardware, stride: int, degree: int) -> bool:
-    """A group whose outermost axis has ``stride`` and ``degree`` stays in a node in *every* copy."""
-    return degree == 1 or hw.gpus <= hw.gpus_per_node or hw.gpus_per_node % (stride * degree) == 0
-
-
-def _stage_layer_ranges(l: int, p: int, v: int) -> list[list[tuple[int, int]]]:
-    if v == 1:
-        out, start = [], 0
-        for n in stage_layers(l, p):
-            out.append([(start, start + n)])
-            start += n
+        out = asdict(self)
+        out["parallel"]["stage_layers"] = list(self.layers_per_stage)
         return out
-    chunk = l // (p * v)
-    return [[((c * p + s) * chunk, (c * p + s + 1) * chunk) for c in range(v)] for s in range(p)]
-
-
-def _evaluate(ctx: _Ctx, par: Parallel, micro: int, mbs: int, detail: bool):
-    """Memory per stage, per-microbatch time per stage, communications, step time."""
-    m, hw, prec = ctx.m, ctx.hw, ctx.prec
-    t, p, c, e, d, v, z = par.tensor, par.pipeline, par.context, par.expert, par.data, par.interleave, par.zero
-    sp = par.sequence_parallel and t > 1
-    alpha = hw.startup_s
-    s_local = m.seq_len // c
-    ab = prec.activation_bytes
-    n_dense_dp, n_exp_dp = d * c * e, d * c
-    s_tp, s_ep, s_cp, s_pp, s_dp = 1, t, t * e, t * e * c, t * e * c * p
-    bw = {True: hw.intra_node_bandwidth, False: hw.inter_node_bandwidth}
-    intra = {
-        "tensor": _intra(hw, s_tp, t), "expert": _intra(hw, s_ep, e), "context": _intra(hw, s_cp, c),
-        "pipeline": _intra(hw, s_pp, p),
-        "data": _intra(hw, s_dp, d) if d > 1 else (_intra(hw, s_cp, c) if c > 1 else _intra(hw, s_ep, e)),
-        "expert_data": _intra(hw, s_dp, d) if d > 1 else _intra(hw, s_cp, c),
-    }
-    lp, lpm = ctx.lp, ctx.lpm
-    attn_dense = lp.attention_sharded / t + lp.replicated
-    mlp_dense = lp.mlp_sharded / t + lp.mlp_replicated
-    attn_moe = lpm.attention_sharded / t + lpm.replicated
-    expert_mlp = lpm.mlp_sharded / t + lpm.mlp_replicated
-    experts_local = m.experts // e
-    emb = m.vocab * m.hidden / t + (m.seq_len * m.hidden if m.learned_positions else 0)
-    head = m.vocab * m.hidden / t if (not m.tied_embeddings or p > 1) else 0.0
-
-    act_dense, act_moe, working = ctx.layer_activations(micro, t, sp, c, par.recompute)
-    emb_mask = s_local * micro * m.hidden / (t if sp else 1)
-    out_layer = ab / 2 * 4 * s_local * micro * m.hidden / t * (1 + m.vocab / m.hidden)
-    pb, gb, ob = prec.param_bytes, prec.grad_bytes, prec.optimizer_bytes
-    zd_p = n_dense_dp if z >= 3 else 1
-    zd_g = n_dense_dp if z >= 2 else 1
-    zd_o = n_dense_dp if z >= 1 else 1
-    ze_p = n_exp_dp if z >= 3 else 1
-    ze_g = n_exp_dp if z >= 2 else 1
-    ze_o = n_exp_dp if z >= 1 else 1
-    biggest_layer = max(attn_dense + mlp_dense, attn_moe + experts_local * expert_mlp if m.experts > 1 else 0.0)
-    buffers = 2 * biggest_layer * pb if z >= 3 else 0.0
-
-    # per-microbatch compute and communication on a stage, per layer
-    denom = t * c * ctx.rate
-    passes = 4 if par.recompute == "full" else 3
-    f_dense = micro * (passes * (ctx.mm_dense + ctx.core) + (ctx.core if par.recompute == "selective" else 0)) / denom
-    f_moe = micro * (passes * (ctx.mm_moe + ctx.core) + (ctx.core if par.recompute == "selective" else 0)) / denom
-    f_logits = micro * 3 * ctx.logits / denom
-    core_time = micro * 3 * ctx.core / denom
-    tp_calls_layer = 6 if par.recompute == "full" else 4
-    tp_payload = micro * s_local * m.hidden * ab
-    tp_call, tp_sent = _ring("all-reduce", t, tp_payload, alpha, bw[intra["tensor"]])
-    cp_calls_layer = 4 if par.recompute == "full" else 3
-    cp_payload = 2 * micro * m.seq_len * m.kv_hidden / t * ab
-    cp_call, cp_sent = _ring("all-gather", c, cp_payload, alpha, bw[intra["context"]])
-    ep_calls_layer = 6 if par.recompute == "full" else 4
-    ep_payload = micro * s_local * m.hidden * m.top_k * ab / (t if sp else 1)
-    ep_call, ep_sent = _ring("all-to-all", e, ep_payload, alpha, bw[intra["expert"]])
-    pp_calls = 2 * v
-    pp_payload = micro * s_local * m.hidden * ab / t
-    pp_call, pp_sent = _ring("send-recv", p, pp_payload, alpha, bw[intra["pipeline"]])
-    bw_dp, bw_edp = bw[intra["data"]], bw[intra["expert_data"]]
-
-    ranges = _stage_layer_ranges(m.layers, p, v)
-    best_mem = None
-    stage_rows = []
-    t_mb_max, slow = -1.0, 0
-    tail_max, tail_stage = -1.0, 0
-    uniform = m.layers % p == 0 and (m.experts == 1 or m.moe_layer_freq == 1)
-    # Stages 1 .. p-2 of a uniform split differ only in their in-flight microbatches, which fall
-    # with the stage index: stage 1 stands for them all unless every stage is wanted.
-    visit = range(p) if detail or not uniform else sorted({0, min(1, p - 1), p - 1})
-    for s in visit:
-        n_s = sum(b - a for a, b in ranges[s])
-        n_moe = sum(m.moe_layers_in(a, b) for a, b in ranges[s])
-        n_den = n_s - n_moe
-        dense_params = n_den * (attn_dense + mlp_dense) + n_moe * attn_moe
-        expert_params = n_moe * experts_local * expert_mlp
-        if s == 0:
-            dense_params += emb
-        if s == p - 1:
-            dense_params += ctx.final_norm + head
-        params_b = pb * (dense_params / zd_p + expert_params / ze_p)
-        grads_b = gb * (dense_params / zd_g + expert_params / ze_g)
-        opt_b = ob * (dense_params / zd_o + expert_params / ze_o)
-        chunks = in_flight_chunks(s, p, mbs, v)
-        acts = chunks / v * (n_den * act_dense + n_moe * act_moe) + working
-        if s == 0:
-            acts += emb_mask * -(-chunks // v)
-        if s == p - 1:
-            acts += out_layer
-        total = params_b + grads_b + opt_b + acts + buffers
-        if best_mem is None or total > best_mem[6]:
-            best_mem = (s, params_b, grads_b, opt_b, acts, buffers, total)
-
-        compute = n_den * f_dense + n_moe * f_moe + (f_logits if s == p - 1 else 0.0)
-        tp_t = n_s * tp_calls_layer * tp_call
-        cp_t = max(0.0, n_s * cp_calls_layer * cp_call - n_s * core_time)
-        ep_t = n_moe * ep_calls_layer * ep_call
-        pp_t = pp_calls * pp_call
-        # ZeRO-2/3: per-microbatch reduce-scatter (and gathers) overlapping this microbatch's compute
-        z_t = 0.0
-        if z >= 2:
-            rs = _ring("reduce-scatter", n_dense_dp, gb * dense_params, alpha, bw_dp)[0] + \
-                _ring("reduce-scatter", n_exp_dp, gb * expert_params, alpha, bw_edp)[0]
-            ag = 0.0
-            if z == 3:
-                gathers = 3 if par.recompute == "full" else 2
-                ag = gathers * (_ring("all-gather", n_dense_dp, pb * dense_params, alpha, bw_dp)[0]
-                                + _ring("all-gather", n_exp_dp, pb * expert_params, alpha, bw_edp)[0])
-            window = compute if z == 3 else compute * 2 / 3
-            z_t = max(0.0, rs + ag - window)
-        t_mb = compute + tp_t + cp_t + ep_t + pp_t + z_t
-        if t_mb > t_mb_max:
-            t_mb_max, slow = t_mb, s
-        # data-parallel tail after the last microbatch
-        tail = 0.0
-        if z <= 1:
-            op = "all-reduce" if z == 0 else "reduce-scatter"
-            grad_t = _ring(op, n_dense_dp, gb * dense_params, alpha, bw_dp)[0] + \
-                _ring(op, n_exp_dp, gb * expert_params, alpha, bw_edp)[0]
-            tail += max(0.0, grad_t - compute * (3 / 4 if par.recompute == "full" else 2 / 3))
-        if z in (1, 2):
-            tail += _ring("all-gather", n_dense_dp, pb * dense_params, alpha, bw_dp)[0] + \
-                _ring("all-gather", n_exp_dp, pb * expert_params, alpha, bw_edp)[0]
-        if tail > tail_max:
-            tail_max, tail_stage = tail, s
-        stage_rows.append((s, n_s, n_moe, dense_params, expert_params, total, t_mb, compute, tp_t, cp_t, ep_t,
-                           pp_t, z_t, ranges[s]))
-
-    emb_t = 0.0
-    if m.tied_embeddings and p > 1:
-        emb_t = _ring("all-reduce", 2, gb * m.vocab * m.hidden / t, alpha, bw[intra["pipeline"]])[0]
-    tail_total = tail_max + emb_t
-    step = (mbs + (p - 1) / v) * t_mb_max + tail_total
-    mem_total = best_mem[6]
-    fits = mem_total <= hw.memory_bytes
-    if not detail:
-        return step, mem_total, fits, best_mem
-
-    # ------------------------------------------------------------- the full plan
-    rows = {r[0]: r for r in stage_rows}
-    slow_row, dp_row = rows[slow], rows[tail_stage]
-    n_slow, moe_slow = slow_row[1], slow_row[2]
-    comms: list[Communication] = []
-
-    def add(strategy: str, op: str, what: str, g: int, n: float, calls: int, key: str, stage: int,
-            exposed: float | None = None) -> None:
-        if g == 1 or calls == 0 or n == 0:
-            return
-        one, sent = _ring(op, g, n, alpha, bw[intra[key]])
-        total_t = calls * one
-        comms.append(Communication(strategy, op, what, g, n, calls, calls * sent, intra[key], total_t,
-                                   total_t if exposed is None else exposed, stage))
-
-    if sp:
-        for op in ("all-gather", "reduce-scatter"):  # each replaces one of the all-reduces' two halves
-            add("tensor", op, "layer activations (sequence parallel)", t, tp_payload,
-                n_slow * tp_calls_layer * mbs, "tensor", slow)
-    else:
-        add("tensor", "all-reduce", "layer activations", t, tp_payload, n_slow * tp_calls_layer * mbs, "tensor",
-            slow)
-    if c > 1:
-        fwd_calls = cp_calls_layer - 1
-        cp_exposed = slow_row[9] * mbs
-        cp_total = n_slow * cp_calls_layer * cp_call * mbs
-        share = cp_exposed / cp_total if cp_total else 0.0
-        ag_t = n_slow * fwd_calls * cp_call * mbs
-        add("context", "all-gather", "keys and values", c, cp_payload, n_slow * fwd_calls * mbs, "context", slow,
-            ag_t * share)
-        add("context", "reduce-scatter", "key and value gradients", c, cp_payload, n_slow * mbs, "context", slow,
-            (cp_total - ag_t) * share)
-    add("expert", "all-to-all", "routed tokens (dispatch and combine)", e, ep_payload,
-        moe_slow * ep_calls_layer * mbs, "expert", slow)
-    add("pipeline", "send-recv", "activations and their gradients at stage boundaries", p, pp_payload,
-        pp_calls * mbs, "pipeline", slow)
-    if m.tied_embeddings and p > 1:
-        add("pipeline", "all-reduce", "tied embedding gradients (first and last stage)", 2,
-            gb * m.vocab * m.hidden / t, 1, "pipeline", p - 1)
-    dense_p, expert_p = dp_row[3], dp_row[4]
-    z_exposed_total = dp_row[12] * mbs
-    dp_entries = []
-    for label, g, params, key in (("", n_dense_dp, dense_p, "data"), ("expert ", n_exp_dp, expert_p, "expert_data")):
-        if z == 0:
-            dp_entries.append(("all-reduce", label + "gradients", g, gb * params, 1, key))
-        elif z == 1:
-            dp_entries.append(("reduce-scatter", label + "gradients", g, gb * params, 1, key))
-            dp_entries.append(("all-gather", label + "updated weights", g, pb * params, 1, key))
-        elif z == 2:
-            dp_entries.append(("reduce-scatter", label + "gradients (every microbatch)", g, gb * params, mbs, key))
-            dp_entries.append(("all-gather", label + "updated weights", g, pb * params, 1, key))
-        else:
-            gathers = 3 if par.recompute == "full" else 2
-            dp_entries.append(("all-gather", label + "weights (forward and backward, every microbatch)", g,
-                               pb * params, gathers * mbs, key))
-            dp_entries.append(("reduce-scatter", label + "gradients (every microbatch)", g, gb * params, mbs, key))
-    raw = [(op, what, g, n, calls, key, calls * _ring(op, g, n, alpha, bw[intra[key]])[0])
-           for op, what, g, n, calls, key in dp_entries if g > 1 and n > 0]
-    overlapped = sum(x[6] for x in raw if not (z in (1, 2) and x[0] == "all-gather"))
-    exposed_overlapped = tail_max - sum(x[6] for x in raw if z in (1, 2) and x[0] == "all-gather")
-    if z >= 2:
-        exposed_overlapped += z_exposed_total
-    for op, what, g, n, calls, key, total_t in raw:
-        if z in (1, 2) and op == "all-gather":
-            exposed = total_t
-        else:
-            exposed = total_t * max(0.0, exposed_overlapped) / overlapped if overlapped else 0.0
-        add("data", op, what, g, n, calls, key, tail_stage, exposed)
-
-    compute_time = mbs * slow_row[7]
-    bubble_time = (p - 1) / v * t_mb_max
-    exposed_comm = step - compute_time - bubble_time
-    tokens_per_s = ctx.global_batch * m.seq_len / step if step > 0 else 0.0
-    hw_flops = ctx.hardware_flops[par.recompute]
-    util = step * hw.gpus * ctx.peak_rate
-    mem = DeviceMemory(best_mem[1], best_mem[2], best_mem[3], best_mem[1] + best_mem[2] + best_mem[3],
-                       best_mem[4], best_mem[5], mem_total, mem_total / GB, mem_total / GIB, hw.memory_bytes,
-                       hw.memory_bytes / GIB, hw.memory_bytes - mem_total, fits,
-                       max(zip(best_mem[1:6], ("params", "grads", "optimizer", "activations", "buffers")))[1],
-                       best_mem[0])
-    stages = tuple(
-        StagePlacement(r[0], tuple(i for a, b in r[13] for i in range(a, b)), r[2], r[0] == 0, r[0] == p - 1,
-                       experts_local if m.experts > 1 else 0, r[3] + r[4], r[5], r[6])
-        for r in stage_rows
-    )
-    per_stage = tuple(r[1] for r in stage_rows)
-    uneven = ""
-    if v == 1 and len(set(per_stage)) > 1:
-        uneven = (f"{m.layers} layers do not divide into {p} stages: the last {m.layers % p} stages hold "
-                  f"{m.layers // p + 1} layers, the others {m.layers // p}")
-    strides = dict(zip(RANK_ORDER, (s_dp, s_pp, s_cp, s_ep, s_tp)))
-    ranks = None
-    if hw.gpus <= MAX_LISTED_RANKS:
-        ranks = tuple((r, r // s_dp, r // s_pp % p, r // s_cp % c, r // s_ep % e, r % t, r // hw.gpus_per_node)
-                      for r in range(hw.gpus))
-    days = None
-    if ctx.tokens is not None:
-        days = ctx.tokens / (ctx.global_batch * m.seq_len) * step / 86400
-    return Plan(
-        par, micro, ctx.global_batch, mbs, hw.gpus, -(-hw.gpus // hw.gpus_per_node), per_stage, uneven, stages, mem,
-        tuple(comms), compute_time, exposed_comm, bubble_time, step, (p - 1) / (v * mbs),
-        bubble_time / step if step > 0 else 0.0, tokens_per_s, ctx.model_flops, hw_flops,
-        ctx.model_flops / util if util > 0 else 0.0, hw_flops / util if util > 0 else 0.0, days, RANK_ORDER,
-        strides, ranks,
-    )
 
 
 def plan(m: Model, micro_batch: int, global_batch: int, hw: Hardware, par: Parallel,
          precision: str = "bf16-adam", tokens: float | None = None) -> Plan:
     """Partition, memory per device, communications and step time of one configuration.
 
-    ``step = (m + (p−1)/v)·t_mb + t_tail`` seconds (the assumptions are in the
-    module docstring). Raises :class:`CalcError` for impossible combinations
-    (see :func:`check_combination`); a plan that does not fit in memory is
-    returned with ``memory_per_device.fits`` False and the binding term named.
+    ``step = m·t_max + (Σ_s t_s − t_max)/v + tail`` seconds (the assumptions are in the
+    module docstring). Raises :class:`CalcError` for impossible combinations (see
+    :func:`check_combination`); a plan that does not fit in memory is returned with
+    ``memory_per_device.fits`` False and the binding term named.
 
     >>> from calc.model import model
     >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
-    >>> hw = hardware(64, 80e9, 989e12, 450e9, 50e9)
+    >>> hw = hardware(64, profile_name="h100-sxm5-80gb")
     >>> p = plan(llama, 1, 512, hw, parallel(data=8, tensor=8, zero=1, sequence_parallel=True,
     ...                                      recompute="selective"))
     >>> p.microbatches_per_step, p.memory_per_device.fits, [c.strategy for c in p.communications][:2]
     (64, True, ['tensor', 'tensor'])
     """
-    rec = _precision(precision)
-    mbs = check_combination(m, micro_batch, global_batch, hw, par)
-    tok = None if tokens is None else real("tokens", tokens, maximum=1e16, unit="tokens")
-    ctx = _Ctx(m, hw, rec, global_batch, tok)
-    return _evaluate(ctx, par, micro_batch, mbs, True)
+    w = workload(m, global_batch, hw, precision, tokens)
+    return assemble(w, par, micro_batch)
+
+
+def assemble(w: Workload, par: Parallel, micro_batch: int) -> Plan:
+    """The full plan of one split: every stage costed, every transfer listed."""
+    m, hw = w.m, w.hw
+    est = estimate(w, par, micro_batch, every_stage=True)
+    lay = w.arrangement(par).layout
+    chunks = chunk_ranges(lay.stage_layers, par.interleave)
+    p, v, mbs = par.pipeline, par.interleave, est.microbatches_per_step
+    step = est.step_time_s
+    stages = tuple(
+        StagePlacement(sc.stage, tuple(i for a, b in chunks[sc.stage] for i in range(a, b)), sc.moe_layers,
+                       sc.stage == 0, sc.stage == p - 1, m.experts // par.expert if m.experts > 1 else 0,
+                       sc.dense_params + sc.expert_params, sc.memory_bytes + hw.reserve_bytes,
+                       sc.time_per_microbatch_s, sc.compute_s)
+        for sc in est.stages)
+    s_tp, s_ep, s_cp, s_pp, s_dp = (lay.strides[a] for a in ("tensor", "expert", "context", "pipeline", "data"))
+    t, c, e = par.tensor, par.context, par.expert
+    ranks = None
+    if hw.gpus <= MAX_LISTED_RANKS:
+        ranks = tuple((r, r // s_dp, r // s_pp % p, r // s_cp % c, r // s_ep % e, r % t, r // hw.gpus_per_node)
+                      for r in range(hw.gpus))
+    hw_flops = w.hardware_flops[par.recompute]
+    util = step * hw.gpus * hw.flops_per_gpu
+    days = None
+    if w.tokens is not None:
+        days = w.tokens / (w.global_batch * m.seq_len) * step / 86400
+    return Plan(
+        par, micro_batch, w.global_batch, mbs, hw.gpus, -(-hw.gpus // hw.gpus_per_node), hw.gpu.name,
+        lay.stage_layers, lay.uneven, stages, est.memory, communications(w, par, est, lay), est.compute_time_s,
+        est.exposed_communication_s, est.bubble_time_s, est.optimizer_time_s, step, (p - 1) / (v * mbs),
+        est.bubble_time_s / step, w.global_batch * m.seq_len / step, w.model_flops, hw_flops, w.model_flops / util,
+        hw_flops / util, w.model_flops / (step * hw.gpus), days, RANK_ORDER, dict(lay.strides), ranks,
+    )

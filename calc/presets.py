@@ -4,10 +4,10 @@ Each preset is a complete set of ``plan`` inputs as text (what a reader would
 type), with a title and its source. The atlas page opens on :data:`ATLAS_DEFAULT`;
 the planner's links into the atlas name only the inputs that differ from it.
 
-Hardware figures are the vendors' nominal ones: A100 80GB SXM, 312 TFLOP/s dense
-fp16/bf16, NVLink 3 at 300 GB/s per GPU and direction, 8 × 200 Gbit/s HDR
-InfiniBand per DGX A100 node (25 GB/s per GPU); H100 SXM, 989 TFLOP/s dense bf16,
-NVLink 4 at 450 GB/s per GPU and direction, 8 × 400 Gbit/s per node (50 GB/s per GPU).
+Hardware comes from the GPU profiles of :mod:`calc.hardware` (``a100-sxm4-80gb``:
+80 GiB, 312 TFLOP/s dense fp16/bf16, NVLink 3 at 300 GB/s per direction, 25 GB/s of
+InfiniBand per GPU; ``h100-sxm5-80gb``: 79.6 GiB usable, 989 TFLOP/s dense bf16, NVLink 4
+at 450 GB/s per direction, 50 GB/s per GPU), with their sources.
 """
 
 from __future__ import annotations
@@ -28,10 +28,8 @@ class Preset:
     inputs: MappingProxyType
 
 
-_A100_CLUSTER = {"gpus_per_node": "8", "memory": "80GB", "flops_per_gpu": "312TFLOP/s",
-                 "intra_node_bandwidth": "300GB/s", "inter_node_bandwidth": "25GB/s", "startup": "5us"}
-_H100_CLUSTER = {"gpus_per_node": "8", "memory": "80GB", "flops_per_gpu": "989TFLOP/s",
-                 "intra_node_bandwidth": "450GB/s", "inter_node_bandwidth": "50GB/s", "startup": "5us"}
+_A100_CLUSTER = {"profile": "a100-sxm4-80gb"}
+_H100_CLUSTER = {"profile": "h100-sxm5-80gb"}
 
 
 def _preset(name: str, title: str, source: str, **inputs: str) -> Preset:
@@ -41,11 +39,13 @@ def _preset(name: str, title: str, source: str, **inputs: str) -> Preset:
 _ALL = (
     _preset(
         "gpt3-175b", "GPT-3 175B on 1024 A100 80GB (t = 8, p = 8)",
-        "Narayanan et al. 2021 (Megatron-LM, PTD-P): GPT-3 175B (96 layers, h = 12288, 96 heads, s = 2048, "
-        "V = 51200) trained on 1024 A100s with a global batch of 1536 sequences (§5.1, the end-to-end training "
-        "time estimate), tensor-parallel 8 inside a node and pipeline-parallel 8, so 16 data-parallel replicas; "
-        "fp16 with full activation recomputation, no ZeRO. Microbatch 1 and no interleaving are our choices "
-        "(the paper tunes both per run; set interleave to 2, 3, 4, 6 or 12 to see its interleaved schedule).",
+        "GPT-3 175B's shape (96 layers, h = 12288, 96 heads, s = 2048, V = 51200; Brown et al. 2020) with the "
+        "1024 GPUs and 1536-sequence batch of Narayanan et al. 2021's end-to-end estimate (§5.1, which gives only "
+        "n = 1024, B = 1536 and X = 140 TFLOP/s, not a split; its measured 175B runs use a model-parallel size "
+        "of 96, Table 2). The split is this site's choice: tensor-parallel 8 inside a node and pipeline-parallel "
+        "8, as Korthikanti et al. 2022 (Table 3) use for GPT-3 on 64 GPUs, so 16 data-parallel replicas; fp16 "
+        "with full activation recomputation, no ZeRO, microbatch 1, no interleaving (set interleave to 2, 3, 4, "
+        "6 or 12 to see the interleaved schedule).",
         layers="96", hidden="12288", heads="96", vocab="51200", seq_len="2048", tied_embeddings="true",
         biases="true", learned_positions="true", micro_batch="1", global_batch="1536", gpus="1024",
         **_A100_CLUSTER, data="16", tensor="8", pipeline="8", context="1", expert="1", zero="0",

@@ -1,63 +1,75 @@
 """Search: enumerate parallel configurations, keep those that fit, rank them by step time.
 
 The space (every combination is checked by :func:`calc.plan.check_combination`
-and costed by the model of :mod:`calc.plan`):
+and costed by :func:`calc.plan.estimate`); a SPEC's ``parallel`` section may fix any
+of these axes, and the result says which were fixed:
 
-- ``tensor``: divisors of ``gpus_per_node`` (TP never crosses a node) that divide
-  the heads, the KV heads and the MLP width;
-- ``expert``: divisors of ``experts``; ``context``: 1, 2, 4, ... 32;
-- ``pipeline``: divisors of ``layers`` (even splits only); ``data``: what is left;
-- ``zero``: 0-3 (2 and 3 only without pipelining);
-- ``micro_batch``: divisors of the per-replica batch up to ``max_micro_batch``;
-- ``recompute``: none, selective, full; ``interleave``: 1, and with pipelining
-  every ``v <= 8`` that splits the stage's layers evenly;
-- ``sequence_parallel`` is on whenever ``tensor > 1`` (it moves the same bytes as
-  TP's all-reduces and divides the activations TP leaves replicated).
+- ``tensor``: divisors of ``gpus_per_node`` (TP never crosses a node) that divide the
+  heads and the MLP width, with the KV heads dividing it or divisible by it;
+- ``expert``: divisors of ``experts``; ``context``: 1, 2, 4, ... 32 (``2c`` dividing ``s``);
+- ``pipeline``: every stage count up to ``layers`` (and 512) that divides the GPUs left; the layers
+  split as evenly as possible and, where it balances the embedding and the output
+  head, one layer fewer on the first and the last stage (Dubey et al. 2024, §3.3.2);
+- ``data``: what is left; ``zero``: 0-3;
+- ``sequence_parallel``: on and off (with ``tensor > 1``);
+- ``recompute``: none, selective (only with standard attention: with FlashAttention it
+  keeps and redoes what ``none`` does), full; ``interleave``: 1, and with pipelining
+  every ``v <= 8`` that the schedule admits (at least ``v`` layers on every stage, the
+  microbatches a multiple of the stages);
+- ``micro_batch``: divisors of the per-replica batch up to ``max_micro_batch``.
 
-A configuration is refused with its reason: an impossible combination, or
-memory above the device's capacity (naming the stage and the binding term).
-Memory grows with the microbatch size, so once a size does not fit, the larger
-ones are refused together without being costed.
+A configuration is refused with its reason: an impossible combination, or memory
+above the device's capacity. Memory grows with the microbatch size, so once a size
+does not fit, the larger ones are refused together without being costed. Refusals
+are counted by rule, each rule with one example. At most :data:`MAX_CONFIGURATIONS`
+configurations are costed; when the cap binds, the result says so.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import asdict, dataclass
+import heapq
+import itertools
+from dataclasses import asdict, dataclass, fields
 
-from .check import count, real
+from .check import count
 from .errors import CalcError
-from .model import Model, precision as _precision
-from .plan import GIB, Hardware, Parallel, _Ctx, _evaluate, check_combination
+from .hardware import GIB
+from .model import FLASH, Model
+from .pipeline import stage_layers as _even_stage_layers
+from .plan import Parallel, assemble, estimate, memory, step_floor, workload
+from .hardware import Hardware
 
-__all__ = ["Refusal", "SearchResult", "search", "refusal_summary", "MAX_TOP"]
+__all__ = ["SearchResult", "search", "MAX_TOP", "MAX_CONFIGURATIONS", "SEARCHED"]
 
 #: Most plans returned.
-MAX_TOP = 10_000
+MAX_TOP = 1000
+#: Most configurations one search considers (refused or costed): a few seconds of CPython at most.
+MAX_CONFIGURATIONS = 200_000
 _CONTEXT = (1, 2, 4, 8, 16, 32)
+#: Most pipeline stages searched (published runs use at most 64; each stage is costed, so this bounds the work).
+_PIPELINE_MAX = 512
+_CAPPED = (f"the search stopped after considering {MAX_CONFIGURATIONS:,} configurations; fix more of the split in "
+           "the SPEC's parallel section to search the rest")
 _INTERLEAVE_MAX = 8
-_FIELDS = ("data", "tensor", "pipeline", "context", "expert", "zero", "sequence_parallel", "recompute", "interleave")
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """A configuration (or a family of them) that was not costed, and why."""
-
-    parallel: dict  #: the degrees; ``micro_batch`` as ">= b" when a family of sizes is refused at once
-    kind: str  #: combination | memory
-    reason: str
+#: The axes a search varies unless the SPEC fixes them.
+SEARCHED = ("data", "tensor", "pipeline", "context", "expert", "zero", "sequence_parallel", "recompute",
+            "interleave", "stage_layers", "micro_batch")
+_SCHEDULE = ("overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "zero3_gather")
 
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
-    """Plans that fit, fastest first, and the refusals."""
+    """Plans that fit, fastest first, and the refusals counted by rule."""
 
     plans: tuple[dict, ...]  #: plan summaries with ``rank`` and ``why``
-    enumerated: int  #: configurations considered (families count once per size)
+    enumerated: int  #: configurations considered (a family of microbatch sizes refused at once counts each size)
     feasible: int  #: configurations that fit and were costed
+    pruned: int  #: configurations not costed: their compute alone is slower than the ``top``-th plan found
     refused_count: int
-    refused_by_reason: dict  #: kind → count
-    refused: tuple[Refusal, ...]
+    refused_by_reason: dict  #: kind (combination | memory) → count
+    refused_summary: tuple[dict, ...]  #: per rule: kind, rule, count, one example
+    fixed: dict  #: the axes the SPEC fixed, with their values
+    capped: str  #: "" or the sentence saying the configuration cap stopped the search
 
     def as_dict(self) -> dict:
         """The JSON-able dict ``python -m calc search --json`` prints."""
@@ -65,23 +77,37 @@ class SearchResult:
 
 
 def _divisors(n: int, limit: int | None = None) -> list[int]:
-    return [k for k in range(1, (n if limit is None else min(n, limit)) + 1) if n % k == 0]
+    """The divisors of ``n`` up to ``limit``, ascending, found in O(√n).
+
+    >>> _divisors(12), _divisors(12, 4)
+    ([1, 2, 3, 4, 6, 12], [1, 2, 3, 4])
+    """
+    small, large = [], []
+    k = 1
+    while k * k <= n:
+        if n % k == 0:
+            small.append(k)
+            if k * k != n:
+                large.append(n // k)
+        k += 1
+    out = small + large[::-1]
+    return out if limit is None else [x for x in out if x <= limit]
 
 
 def _summary(pl, rank: int, best) -> dict:
     """The fields of a plan a search reports, with why it ranks where it does."""
     parts = {"compute": pl.compute_time_s, "bubble": pl.bubble_time_s,
-             "exposed communication": pl.exposed_communication_s}
+             "exposed communication": pl.exposed_communication_s, "optimizer step": pl.optimizer_time_s}
     if best is None:
         why = ("fastest: step {:.4g} s = compute {:.4g} s + bubble {:.4g} s + exposed communication {:.4g} s"
-               .format(pl.step_time_s, *parts.values()))
+               " + optimizer step {:.4g} s".format(pl.step_time_s, *parts.values()))
     else:
         ref = {"compute": best.compute_time_s, "bubble": best.bubble_time_s,
-               "exposed communication": best.exposed_communication_s}
+               "exposed communication": best.exposed_communication_s, "optimizer step": best.optimizer_time_s}
         worst = max(parts, key=lambda k: parts[k] - ref[k])
         why = (f"{pl.step_time_s - best.step_time_s:.4g} s slower than #1, mostly {worst} "
                f"(+{parts[worst] - ref[worst]:.4g} s)")
-    par = asdict(pl.parallel)
+    par = _plain(pl.parallel)
     par["micro_batch"] = pl.micro_batch
     return {
         "rank": rank,
@@ -91,6 +117,7 @@ def _summary(pl, rank: int, best) -> dict:
         "compute_time_s": pl.compute_time_s,
         "bubble_time_s": pl.bubble_time_s,
         "exposed_communication_s": pl.exposed_communication_s,
+        "optimizer_time_s": pl.optimizer_time_s,
         "bubble_fraction": pl.bubble_fraction,
         "tokens_per_s": pl.tokens_per_s,
         "mfu": pl.mfu,
@@ -102,135 +129,206 @@ def _summary(pl, rank: int, best) -> dict:
     }
 
 
+def stage_splits(layers: int, p: int) -> list[tuple[int, ...] | None]:
+    """The layer splits tried for ``p`` stages: as even as possible (None), and, when it differs,
+    one layer fewer on the first and the last stage.
+
+    >>> stage_splits(126, 16), stage_splits(96, 8)
+    ([None, (7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7)], [None])
+    """
+    out: list[tuple[int, ...] | None] = [None]
+    if p > 2 and (layers + 2) % p == 0 and (layers + 2) // p >= 2:
+        k = (layers + 2) // p
+        out.append((k - 1,) + (k,) * (p - 2) + (k - 1,))
+    return out
+
+
+class _Refusals:
+    """Refusals counted by (kind, rule), one example each: bounded, whatever the space."""
+
+    def __init__(self) -> None:
+        self.groups: dict[tuple[str, str], dict] = {}
+        self.total = 0
+
+    def add(self, kind: str, rule: str, par, reason, n: int = 1) -> None:
+        """Count one refusal (or ``n``); ``par`` and ``reason`` may be callables, built only for a new rule."""
+        self.total += n
+        g = self.groups.get((kind, rule))
+        if g is None:
+            self.groups[(kind, rule)] = {"kind": kind, "rule": rule, "count": n,
+                                         "example": {"parallel": par() if callable(par) else par,
+                                                     "reason": reason() if callable(reason) else reason}}
+        else:
+            g["count"] += n
+
+    def summary(self) -> tuple[dict, ...]:
+        return tuple(sorted(self.groups.values(), key=lambda g: (-g["count"], g["kind"], g["rule"])))
+
+    def by_kind(self) -> dict:
+        out: dict[str, int] = {}
+        for (kind, _), g in self.groups.items():
+            out[kind] = out.get(kind, 0) + g["count"]
+        return out
+
+
+def _plain(par: Parallel) -> dict:
+    """A split as JSON-able values."""
+    out = asdict(par)
+    if out["stage_layers"] is not None:
+        out["stage_layers"] = list(out["stage_layers"])
+    return out
+
+
+def _axis(fixed: dict, name: str, default: list) -> list:
+    return [fixed[name]] if name in fixed else default
+
+
 def search(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-adam", *, top: int = 10,
-           max_micro_batch: int = 16, micro_batch: int | None = None, tokens: float | None = None) -> SearchResult:
+           max_micro_batch: int = 16, micro_batch: int | None = None, tokens: float | None = None,
+           fixed: dict | None = None) -> SearchResult:
     """Every configuration of the space above that fits, ranked by estimated step time (s).
 
-    Returns the ``top`` fastest as plan summaries and every refusal with its reason.
-    ``micro_batch`` fixes the microbatch size instead of searching it.
+    ``fixed`` maps axes of :class:`~calc.plan.Parallel` (and ``micro_batch``) to the value
+    every configuration keeps; the schedule switches (``overlap_grad_reduce``, ...) are
+    never searched and come from ``fixed`` or their defaults.
 
     >>> from calc.model import model
     >>> from calc.plan import hardware
     >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
-    >>> r = search(llama, 512, hardware(64, 80e9, 989e12, 450e9, 50e9), top=3)
+    >>> r = search(llama, 512, hardware(64, profile_name="h100-sxm5-80gb"), top=3)
     >>> [p["rank"] for p in r.plans], r.plans[0]["step_time_s"] <= r.plans[1]["step_time_s"]
     ([1, 2, 3], True)
     """
-    rec = _precision(precision)
-    gb = count("global_batch", global_batch)
+    w = workload(m, global_batch, hw, precision, tokens)
+    gb = w.global_batch
     n_top = count("top", top, maximum=MAX_TOP)
     max_b = count("max_micro_batch", max_micro_batch, maximum=1024)
-    fixed_b = None if micro_batch is None else count("micro_batch", micro_batch)
-    tok = None if tokens is None else real("tokens", tokens, maximum=1e16, unit="tokens")
-    ctx = _Ctx(m, hw, rec, gb, tok)
+    fixed = dict(fixed or {})
+    if micro_batch is not None:
+        fixed["micro_batch"] = count("micro_batch", micro_batch)
+    unknown = set(fixed) - set(SEARCHED) - set(_SCHEDULE)
+    if unknown:
+        name = sorted(unknown)[0]
+        raise CalcError(name, "an axis of the search (" + ", ".join(SEARCHED + _SCHEDULE) + ")", fixed[name])
+    schedule = {k: fixed[k] for k in _SCHEDULE if k in fixed}
     g, gpn = hw.gpus, hw.gpus_per_node
-    found: list[tuple[float, float, Parallel, int]] = []
-    refused: list[Refusal] = []
-    enumerated = 0
+    refusals = _Refusals()
+    best: list[tuple[float, float, int, Parallel, int]] = []  # a max-heap of the n_top fastest (negated)
+    feasible = enumerated = costed = pruned = 0
+    serial = itertools.count()
+    capped = ""
 
-    def refuse(par: Parallel, micro: object, kind: str, reason: str) -> None:
-        refused.append(Refusal({**{f: getattr(par, f) for f in _FIELDS}, "micro_batch": micro}, kind, reason))
+    def family(t, p, c, e, d, **kw) -> dict:
+        base = {"data": d, "tensor": t, "pipeline": p, "context": c, "expert": e}
+        return base | kw
 
-    tensors = [t for t in _divisors(min(gpn, g)) if not (m.heads % t or m.kv_heads % t or m.ffn_hidden % t)]
-    for t in tensors:
-        for e in _divisors(m.experts):
-            for c in _CONTEXT:
-                if c > 1 and m.seq_len % (2 * c):
-                    continue
-                for p in _divisors(m.layers):
-                    if g % (t * e * c * p):
-                        continue
-                    d = g // (t * e * c * p)
-                    sp = t > 1 and (m.seq_len // c) % t == 0
-                    family = Parallel(d, t, p, c, e, 0, sp, "any", 1)
-                    if gb % (d * e):
+    # With FlashAttention selective recomputation has nothing to redo: it is "none" under another name.
+    recomputes = ["none", "full"] if m.attention in FLASH else ["none", "selective", "full"]
+    gpu_divisors = _divisors(g, min(m.layers, _PIPELINE_MAX))
+    tensors = [t for t in _divisors(min(gpn, g))
+               if not (m.heads % t or m.ffn_hidden % t or (m.kv_heads % t and t % m.kv_heads))]
+    for t, e, c in itertools.product(_axis(fixed, "tensor", tensors), _axis(fixed, "expert", _divisors(m.experts)),
+                                     _axis(fixed, "context", list(_CONTEXT))):
+        if capped or enumerated >= MAX_CONFIGURATIONS:
+            capped = capped or _CAPPED
+            break
+        if c > 1 and m.seq_len % (2 * c):
+            continue
+        if g % (t * e * c):
+            continue
+        rest = g // (t * e * c)
+        pipelines = [p for p in gpu_divisors if rest % p == 0]
+        for p in _axis(fixed, "pipeline", pipelines):
+            if capped or enumerated >= MAX_CONFIGURATIONS:
+                capped = capped or _CAPPED
+                break
+            if g % (t * e * c * p):
+                continue
+            d = g // (t * e * c * p)
+            if "data" in fixed and fixed["data"] != d:
+                continue
+            if gb % (d * e):
+                enumerated += 1
+                refusals.add("combination", "global_batch is not a multiple of data × expert",
+                             family(t, p, c, e, d), f"global_batch ({gb}) is not a multiple of data × expert "
+                             f"({d * e})")
+                continue
+            per_replica = gb // (d * e)
+            micros = _axis(fixed, "micro_batch", _divisors(per_replica, max_b))
+            sps = [False, True] if t > 1 and (m.seq_len // c) % t == 0 else [False]
+            splits = [fixed["stage_layers"]] if "stage_layers" in fixed else stage_splits(m.layers, p)
+            for z, sp, recompute, split in itertools.product(
+                    _axis(fixed, "zero", [0, 1, 2, 3]), _axis(fixed, "sequence_parallel", sps),
+                    _axis(fixed, "recompute", recomputes), splits):
+                if capped:
+                    break
+                per_stage = split or _even_stage_layers(m.layers, p)
+                fewest = min(n + (1 if s in (0, p - 1) else 0) for s, n in enumerate(per_stage))
+                for i, b in enumerate(micros):
+                    if per_replica % b:
                         enumerated += 1
-                        refuse(family, "any", "combination",
-                               f"global_batch ({gb}) is not a multiple of data × expert ({d * e})")
+                        refusals.add("combination", "global_batch is not a multiple of micro_batch × data × expert",
+                                     family(t, p, c, e, d, micro_batch=b),
+                                     f"global_batch ({gb}) is not a multiple of micro_batch × data × expert "
+                                     f"({b * d * e})")
                         continue
-                    micros = _divisors(gb // (d * e), max_b) if fixed_b is None else [fixed_b]
-                    if fixed_b is not None and gb % (fixed_b * d * e):
-                        enumerated += 1
-                        refuse(family, fixed_b, "combination",
-                               f"global_batch ({gb}) is not a multiple of micro_batch × data × expert "
-                               f"({fixed_b * d * e})")
-                        continue
-                    for z in range(4):
-                        if z >= 2 and p > 1:
-                            enumerated += 1
-                            refuse(Parallel(d, t, p, c, e, z, sp, "any", 1), "any", "combination",
-                                   "ZeRO-2/3 is not combined with pipelining (gradients or weights would be "
-                                   "re-communicated every microbatch)")
+                    mbs = per_replica // b
+                    vs = [v for v in range(1, _INTERLEAVE_MAX + 1) if v == 1 or (p > 1 and fewest >= v and mbs % p == 0)]
+                    fits_any = False
+                    vs = _axis(fixed, "interleave", vs)
+                    if len(best) == n_top:  # its compute alone is slower than every plan kept: skip it
+                        floor = step_floor(w, Parallel(d, t, p, c, e, z, sp, recompute, 1, split, **schedule), b, mbs)
+                        if floor >= -best[0][0]:
+                            enumerated += len(vs)
+                            pruned += len(vs)
                             continue
-                        for recompute in ("none", "selective", "full"):
-                            for i, b in enumerate(micros):
-                                mbs = gb // (b * d * e)
-                                fits_any = False
-                                for v in range(1, _INTERLEAVE_MAX + 1):
-                                    if v > 1 and (p == 1 or m.layers % (p * v) or mbs % p):
-                                        continue
-                                    par = Parallel(d, t, p, c, e, z, sp, recompute, v)
-                                    enumerated += 1
-                                    try:
-                                        check_combination(m, b, gb, hw, par)
-                                    except CalcError as err:  # pragma: no cover - the loops above avoid these
-                                        refuse(par, b, "combination", str(err))
-                                        continue
-                                    step, mem, fits, worst = _evaluate(ctx, par, b, mbs, False)
-                                    if fits:
-                                        fits_any = True
-                                        found.append((step, mem, par, b))
-                                        continue
-                                    terms = dict(zip(("params", "grads", "optimizer", "activations", "buffers"),
-                                                     worst[1:6]))
-                                    refuse(par, b, "memory",
-                                           f"needs {mem / GIB:.1f} GiB on stage {worst[0]} > "
-                                           f"{hw.memory_bytes / GIB:.1f} GiB (largest term: "
-                                           f"{max(terms, key=terms.get)})")
-                                if not fits_any:
-                                    larger = micros[i + 1:]
-                                    if larger:
-                                        enumerated += len(larger)
-                                        refuse(Parallel(d, t, p, c, e, z, sp, recompute, 1), f">= {larger[0]}",
-                                               "memory", f"micro_batch {b} does not fit with recompute "
-                                               f"{recompute}; larger microbatches need more memory")
-                                    break
-    found.sort(key=lambda x: (x[0], x[1]))
-    plans = []
-    best = None
-    for i, (_, _, par, b) in enumerate(found[:n_top]):
-        mbs = check_combination(m, b, gb, hw, par)
-        pl = _evaluate(ctx, par, b, mbs, True)
-        plans.append(_summary(pl, i + 1, best))
-        if best is None:
-            best = pl
-    by_reason: dict[str, int] = {}
-    for r in refused:
-        by_reason[r.kind] = by_reason.get(r.kind, 0) + 1
-    return SearchResult(tuple(plans), enumerated, len(found), len(refused), by_reason, tuple(refused))
-
-
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-
-
-def refusal_summary(refused: tuple[Refusal, ...], examples: int = 3) -> list[dict]:
-    """The refusals grouped by rule (the reason with its numbers blanked), largest group first.
-
-    Each group: ``{"kind", "rule", "count", "examples": [{"parallel", "reason"}, ...]}`` with at
-    most ``examples`` examples, so a page can say why configurations fail without the
-    whole list (which runs to megabytes for a large cluster).
-
-    >>> r = (Refusal({"data": 8}, "memory", "needs 90.1 GiB on stage 0 > 74.5 GiB (largest term: activations)"),
-    ...      Refusal({"data": 4}, "memory", "needs 81.0 GiB on stage 0 > 74.5 GiB (largest term: activations)"))
-    >>> s = refusal_summary(r, examples=1)
-    >>> s[0]["count"], s[0]["rule"], len(s[0]["examples"])
-    (2, 'needs # GiB on stage # > # GiB (largest term: activations)', 1)
-    """
-    groups: dict[tuple[str, str], dict] = {}
-    for r in refused:
-        rule = _NUMBER.sub("#", r.reason)
-        g = groups.setdefault((r.kind, rule), {"kind": r.kind, "rule": rule, "count": 0, "examples": []})
-        g["count"] += 1
-        if len(g["examples"]) < examples:
-            g["examples"].append({"parallel": dict(r.parallel), "reason": r.reason})
-    return sorted(groups.values(), key=lambda g: (-g["count"], g["kind"], g["rule"]))
+                    for v in vs:
+                        if enumerated >= MAX_CONFIGURATIONS:
+                            capped = _CAPPED
+                            break
+                        enumerated += 1
+                        try:
+                            par = Parallel(d, t, p, c, e, z, sp, recompute, v, split, **schedule)
+                            mem = memory(w, par, b, mbs if v == 1 else None)
+                        except CalcError as err:
+                            refusals.add("combination", err.rule, family(t, p, c, e, d, micro_batch=b, interleave=v),
+                                         str(err))
+                            continue
+                        costed += 1
+                        if not mem.fits:
+                            refusals.add("memory", f"does not fit (largest term: {mem.binding_term})",
+                                         lambda: _plain(par) | {"micro_batch": b},
+                                         lambda: f"needs {mem.total_bytes / GIB:.1f} GiB on stage {mem.stage} > "
+                                         f"{hw.memory_bytes / GIB:.1f} GiB (largest term: {mem.binding_term}; "
+                                         f"reserve {hw.reserve_bytes / GIB:.3g} GiB included)")
+                            continue
+                        fits_any = True
+                        feasible += 1
+                        est = estimate(w, par, b, microbatches=mbs)
+                        item = (-est.step_time_s, -mem.total_bytes, -next(serial), par, b)
+                        if len(best) < n_top:
+                            heapq.heappush(best, item)
+                        elif item > best[0]:
+                            heapq.heapreplace(best, item)
+                    if capped:
+                        break
+                    if not fits_any and i + 1 < len(micros) and "interleave" not in fixed:
+                        larger = micros[i + 1:]
+                        enumerated += len(larger)
+                        refusals.add("memory", "larger microbatches need more memory than one that does not fit",
+                                     family(t, p, c, e, d, zero=z, sequence_parallel=sp, recompute=recompute,
+                                            micro_batch=f">= {larger[0]}"),
+                                     f"micro_batch {b} does not fit with recompute {recompute}; "
+                                     f"larger microbatches need more memory", n=len(larger))
+                        break
+    ranked = sorted(best, reverse=True)
+    plans, first = [], None
+    for i, (_, _, _, par, b) in enumerate(ranked):
+        pl = assemble(w, par, b)
+        plans.append(_summary(pl, i + 1, first))
+        first = first or pl
+    shown = {k: v for k, v in fixed.items()}
+    if "stage_layers" in shown and shown["stage_layers"] is not None:
+        shown["stage_layers"] = list(shown["stage_layers"])
+    return SearchResult(tuple(plans), enumerated, feasible, pruned, refusals.total, refusals.by_kind(), refusals.summary(),
+                        shown, capped)

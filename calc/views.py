@@ -50,7 +50,7 @@ def crossings_table(comms: list[dict]) -> dict:
 
 _MEMORY_ROWS = (("params_bytes", "Weights"), ("grads_bytes", "Gradients"), ("optimizer_bytes", "Optimizer states"),
                 ("activations_bytes", "Activations"), ("buffers_bytes", "ZeRO-3 gathered layers"),
-                ("total_bytes", "Total"), ("capacity_bytes", "GPU memory"), ("headroom_bytes", "Headroom"))
+                ("reserve_bytes", "Reserve (CUDA context, NCCL, fragmentation)"), ("total_bytes", "Total"), ("capacity_bytes", "GPU memory"), ("headroom_bytes", "Headroom"))
 
 
 def memory_table(mem: dict) -> dict:
@@ -64,10 +64,12 @@ def step_table(plan: dict) -> dict:
     rows = [["Compute", units.format_time(plan["compute_time_s"])],
             ["Pipeline bubble", units.format_time(plan["bubble_time_s"])],
             ["Exposed communication", units.format_time(plan["exposed_communication_s"])],
+            ["Optimizer step", units.format_time(plan["optimizer_time_s"])],
             ["Step time", units.format_time(plan["step_time_s"])],
             ["Microbatches per step", str(plan["microbatches_per_step"])],
             ["Throughput", format_result("tokens_per_s", plan["tokens_per_s"])],
-            ["MFU", format_result("percent", plan["mfu"])]]
+            ["MFU", format_result("percent", plan["mfu"])],
+            ["Model FLOP/s per GPU", format_result("flop_rate", plan["achieved_flops_per_gpu"])]]
     return _table("Step time", ["Part", "Time"], rows)
 
 
@@ -160,7 +162,12 @@ def atlas_query(inputs: Mapping, parallel: Mapping) -> str:
     for name in _PLAN_PARAMS:
         if name in parallel:
             value = parallel[name]
-            wanted[name] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            if isinstance(value, bool):
+                wanted[name] = "true" if value else "false"
+            elif isinstance(value, (list, tuple)):
+                wanted[name] = ",".join(str(x) for x in value)
+            else:
+                wanted[name] = "" if value is None else str(value)
         else:
             text = inputs.get(name)
             param = COMMANDS["plan"].param(name)
@@ -185,7 +192,7 @@ def search_view(inputs: Mapping, result: dict) -> dict:
                     "Memory/GPU", "Why", "Atlas"], rows, "rrrrrrrllrrrrrll")
     refusals = []
     for g in result["refused_summary"]:
-        ex = g["examples"][0]
+        ex = g["example"]
         conf = ", ".join(f"{k} {x}" for k, x in ex["parallel"].items())
         refusals.append([_REFUSAL_KIND.get(g["kind"], g["kind"]), units.format_count(g["count"]), ex["reason"], conf])
     refused = _table(f"Why {units.format_count(result['refused_count'])} configurations were refused, by rule "

@@ -118,8 +118,9 @@ def preset_inputs(cmd: Command, name: str) -> dict[str, str]:
     return {p.name: values.get(p.name, p.default or "") for p in cmd.params}
 
 
-#: Preset fields a command's page leaves at their defaults (the planner searches the microbatch).
-_NOT_FROM_PRESETS = {"search": ("micro_batch",)}
+#: Preset fields a command's page leaves at their defaults (the planner searches the microbatch and the split).
+_NOT_FROM_PRESETS = {"search": ("micro_batch", "data", "tensor", "pipeline", "context", "expert", "zero",
+                                "sequence_parallel", "recompute", "interleave", "stage_layers")}
 
 
 def render_presets(cmd: Command, names: list[str], uid: str) -> str:

@@ -44,9 +44,10 @@ def render_form(cmd: Command, uid: str, inputs: dict[str, str]) -> str:
         described = f"{fid}-help {fid}-error" if p.help else f"{fid}-error"
         help_html = f'<span class="calc__help" id="{fid}-help">{escape(p.help)}</span>' if p.help else ""
         if p.kind == "choice":
+            choices = p.choices if p.default is not None or p.required else ("",) + tuple(p.choices)
             options = "".join(
-                f'<option value="{_attr(c)}"{" selected" if c == value else ""}>{escape(c)}</option>'
-                for c in p.choices
+                f'<option value="{_attr(c)}"{" selected" if c == value else ""}>{escape(c) if c else "(blank)"}</option>'
+                for c in choices
             )
             control = (
                 f'<select id="{fid}" name="{p.name}" data-default="{_attr(value)}" disabled '

@@ -91,8 +91,7 @@ def test_readable_plan_shows_tables_not_json(tmp_path, capsys):
     spec = {
         "model": {"layers": 4, "hidden": 1024, "heads": 8, "vocab": 32000, "seq_len": 1024},
         "batch": {"micro_batch": 1, "global_batch": 16},
-        "hardware": {"gpus": 8, "memory": "80GB", "flops_per_gpu": "312TFLOP/s",
-                     "intra_node_bandwidth": "300GB/s", "inter_node_bandwidth": "25GB/s"},
+        "hardware": {"gpus": 8, "profile": "a100-sxm4-80gb"},
         "parallel": {"data": 2, "tensor": 4},
     }
     path = tmp_path / "spec.json"

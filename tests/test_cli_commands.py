@@ -11,8 +11,7 @@ SPEC = {
     "model": {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336, "gated_mlp": True,
               "vocab": 128256, "seq_len": 8192},
     "batch": {"micro_batch": 1, "global_batch": 512},
-    "hardware": {"gpus": 64, "gpus_per_node": 8, "memory": "80GB", "flops_per_gpu": "989TFLOP/s",
-                 "intra_node_bandwidth": "450GB/s", "inter_node_bandwidth": "50GB/s", "startup": "5us"},
+    "hardware": {"profile": "h100-sxm5-80gb", "gpus": 64},
     "parallel": {"data": 8, "tensor": 8, "pipeline": 1, "context": 1, "expert": 1, "zero": 1,
                  "sequence_parallel": True, "recompute": "selective", "interleave": 1},
 }
@@ -76,11 +75,11 @@ def test_memory_values(capsys):
 def test_plan_keys(capsys, spec_file):
     """plan SPEC.json --json: microbatches, memory with total_bytes, communications with the contract's fields."""
     out = run_json(capsys, ["plan", spec_file(SPEC)])
-    assert {"microbatches_per_step", "memory_per_device", "communications", "step_time_s",
-            "bubble_fraction"} <= set(out)
-    assert "total_bytes" in out["memory_per_device"]
+    assert {"microbatches_per_step", "memory_per_device", "communications", "step_time_s", "bubble_fraction",
+            "optimizer_time_s", "achieved_flops_per_gpu", "hardware_profile"} <= set(out)
+    assert {"total_bytes", "reserve_bytes"} <= set(out["memory_per_device"])
     fields = {"strategy", "collective", "group_size", "bytes_per_call", "calls_per_step", "bytes_per_step",
-              "intra_node", "time_s"}
+              "intra_node", "time_s", "exposed_time_s", "bandwidth_bytes_per_s"}
     assert out["communications"] and all(fields <= set(c) for c in out["communications"])
     assert {c["strategy"] for c in out["communications"]} <= {"data", "tensor", "pipeline", "context", "expert"}
 
@@ -99,7 +98,7 @@ def test_search_keys(capsys, spec_file):
     """search SPEC.json --top 3 --json: plans fastest first with parallel, step time and memory."""
     spec = {k: v for k, v in SPEC.items() if k != "parallel"}
     out = run_json(capsys, ["search", spec_file(spec), "--top", "3"])
-    assert len(out["plans"]) == 3 and "refused" in out
+    assert len(out["plans"]) == 3 and {"refused_summary", "refused_count", "fixed", "capped"} <= set(out)
     assert all({"parallel", "step_time_s", "memory_per_device"} <= set(p) for p in out["plans"])
     times = [p["step_time_s"] for p in out["plans"]]
     assert times == sorted(times)
@@ -139,7 +138,7 @@ def test_bad_values_exit_2_with_one_line(capsys, argv, line):
     [
         (("model", "foo", 1), "python -m calc plan: error: model.foo must be a field of model (layers, hidden, "
                               "heads, kv_heads, ffn_hidden, gated_mlp, vocab, seq_len, tied_embeddings, biases, "
-                              "learned_positions, experts, top_k, moe_layer_freq), got 1"),
+                              "learned_positions, experts, top_k, moe_layer_freq, attention), got 1"),
         (("model", "kv_heads", 7), "python -m calc plan: error: model.kv_heads must be a divisor of heads (32), got 7"),
         (("hardware", "memory", "lots"), "python -m calc plan: error: hardware.memory must be a size such as 512MiB, "
                                          "1GB or 4096 (bytes), got 'lots'"),
@@ -168,10 +167,34 @@ def test_missing_or_invalid_spec_file(capsys, tmp_path):
     assert err.count("\n") == 1
 
 
-def test_search_rejects_a_parallel_section(capsys, spec_file):
-    """search takes the spec without its parallel section."""
-    code, _, err = run(capsys, ["search", spec_file(SPEC)])
-    assert code == 2 and err.startswith("python -m calc search: error: parallel must be a section of the spec")
+def test_search_takes_a_partial_parallel_section(capsys, spec_file):
+    """search: the fields of a parallel section are fixed in every plan, and the result says which."""
+    spec = {**SPEC, "batch": {"global_batch": 512}, "parallel": {"tensor": 2, "recompute": "full"}}
+    out = run_json(capsys, ["search", spec_file(spec), "--top", "5"])
+    assert out["fixed"] == {"tensor": 2, "recompute": "full"}
+    assert all(p["parallel"]["tensor"] == 2 and p["parallel"]["recompute"] == "full" for p in out["plans"])
+
+
+def test_hardware_profile_fields_override(capsys, spec_file):
+    """A field beside hardware.profile overrides the profile's; without a profile the figures are required."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["hardware"]["memory"] = "40GiB"
+    out = run_json(capsys, ["plan", spec_file(spec)])
+    assert out["memory_per_device"]["capacity_bytes"] == 40 * 2**30
+    spec["hardware"] = {"gpus": 64, "memory": "80GiB", "flops_per_gpu": "989TFLOP/s",
+                        "intra_node_bandwidth": "450GB/s", "inter_node_bandwidth": "50GB/s"}
+    code, _, err = run(capsys, ["plan", spec_file(spec)])
+    assert code == 2 and err == ("python -m calc plan: error: hardware.hbm_bandwidth must be given when no "
+                                 "hardware.profile is named, got ''\n")
+
+
+def test_hardware_lists_the_profiles(capsys):
+    """hardware --json lists every profile; --profile NAME gives one in full with its sources."""
+    out = run_json(capsys, ["hardware"])
+    assert {p["name"] for p in out["profiles"]} >= {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb",
+                                                     "h200-sxm-141gb", "b200", "gb200-nvl72"}
+    one = run_json(capsys, ["hardware", "--profile", "a100-sxm4-80gb"])["profile"]
+    assert one["memory_bytes"] == 80 * 2**30 and one["sources"]["gemm_efficiency"]
 
 
 def test_missing_required_field(capsys, spec_file):

@@ -153,13 +153,14 @@ def test_device_memory_is_the_plans_memory():
 
 
 def test_search_summary_is_small_and_counts_every_refusal():
-    """The refusal summary adds up to refused_count; the page's answer stays far below the full list."""
+    """The refusal summary adds up to refused_count; the page's answer for 1024 GPUs stays under 64 kB."""
+    split = {p.name for p in COMMANDS["search"].params if p.section == "parallel"}
     inputs = {k: x for k, x in PRESETS["gpt3-175b"].inputs.items() if k in {p.name for p in COMMANDS["search"].params}
-              and k != "micro_batch"}
+              and k != "micro_batch" and k not in split}
     full = evaluate("search", inputs)
-    assert sum(g["count"] for g in full["refused_summary"]) == full["refused_count"]
+    assert sum(g["count"] for g in full["refused_summary"]) == full["refused_count"] > 0
     answer = page_request(json.dumps({"op": "evaluate", "command": "search", "inputs": inputs}))
-    assert len(answer) < len(json.dumps(full)) / 5
+    assert len(answer) < 64_000
 
 
 def test_planner_links_restore_the_plan_in_the_atlas():

@@ -81,7 +81,7 @@ def test_m7_tp_and_pp_volumes_of_a_gpt3_layer():
     assert closed.tp_elements_per_layer == elements and closed.tp_bytes_per_layer == 336 * 2**20
     assert closed.pp_elements_per_boundary == 25_165_824 and closed.pp_bytes_per_boundary == 48 * 2**20
     gpt3 = model(96, h, 96, 51200, s)
-    hw = hardware(64, 1e15, 312e12, 300e9, 25e9)
+    hw = hardware(64, 1e15, profile_name="a100-sxm4-80gb")
     pl = plan(gpt3, b, 8, hw, parallel(tensor=8, pipeline=8))
     tp = next(c for c in pl.communications if c.strategy == "tensor")
     layers, mbs = pl.layers_per_stage[0], pl.microbatches_per_step

@@ -1,31 +1,48 @@
-"""calc.search: only plans that fit, fastest first, refusals with reasons."""
+"""calc.search: only plans that fit, fastest first, refusals counted by rule, fixed axes, a bounded space."""
+
+import json
 
 import pytest
 
 from calc.errors import CalcError
+from calc.hardware import hardware
 from calc.model import model
-from calc.plan import hardware, parallel, plan
-from calc.search import search
+from calc.plan import parallel, plan
+from calc.search import MAX_CONFIGURATIONS, search, stage_splits
 
 LLAMA = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
-HW = hardware(64, 80e9, 989e12, 450e9, 50e9)
+HW = hardware(64, profile_name="h100-sxm5-80gb")
 
 
 @pytest.fixture(scope="module")
 def everything():
-    return search(LLAMA, 512, HW, top=10_000)
+    return search(LLAMA, 512, HW, top=300)
 
 
 def test_returns_only_plans_that_fit(everything):
-    """Every returned plan fits in device memory."""
-    assert everything.plans and all(p["memory_per_device"]["fits"] for p in everything.plans)
-    assert len(everything.plans) == everything.feasible
+    """Every returned plan fits in device memory, and at most top of them."""
+    assert len(everything.plans) == 300 and all(p["memory_per_device"]["fits"] for p in everything.plans)
+    assert everything.feasible >= 300
+
+
+def test_with_room_for_all_nothing_is_pruned():
+    """When top exceeds what fits, every configuration that fits is costed and returned."""
+    small = model(4, 512, 8, 1000, 512)
+    r = search(small, 16, hardware(8, profile_name="h100-sxm5-80gb"), top=1000, fixed={"zero": 0, "recompute": "none"})
+    assert r.pruned == 0 and len(r.plans) == r.feasible > 0
 
 
 def test_best_is_no_slower_than_any_enumerated(everything):
     """Plans are sorted by step time; the first is the minimum over all feasible configurations."""
     times = [p["step_time_s"] for p in everything.plans]
     assert times == sorted(times) and times[0] == min(times)
+
+
+def test_pruning_keeps_the_same_winners(everything):
+    """With top=10 the compute-only bound skips configurations, yet the ten fastest are the same."""
+    small = search(LLAMA, 512, HW, top=10)
+    assert small.pruned > 0
+    assert [p["step_time_s"] for p in small.plans] == [p["step_time_s"] for p in everything.plans[:10]]
 
 
 @pytest.mark.parametrize("index", [0, 1, 7, -1])
@@ -39,14 +56,32 @@ def test_search_costs_agree_with_plan(everything, index):
     assert direct.memory_per_device.total_bytes == pytest.approx(found["memory_per_device"]["total_bytes"])
 
 
-def test_refusals_say_why(everything):
-    """Every refusal has a kind and a reason; memory refusals name the stage and the largest term."""
-    assert everything.refused_count == len(everything.refused) > 0
+@pytest.mark.parametrize("fixed,check", [
+    ({"tensor": 2, "sequence_parallel": False}, lambda p: not p["sequence_parallel"]),
+    ({"tensor": 2, "sequence_parallel": True}, lambda p: p["sequence_parallel"]),
+    ({"pipeline": 4, "zero": 3}, lambda p: p["zero"] == 3 and p["pipeline"] == 4),
+    ({"pipeline": 2}, lambda p: p["interleave"] > 1),
+])
+def test_the_space_has_what_real_runs_use(fixed, check):
+    """Sequence parallelism off and on, ZeRO-3 with pipelining, interleaving: each is searched."""
+    plans = search(LLAMA, 512, HW, top=200, fixed=fixed).plans
+    assert plans and any(check(p["parallel"]) for p in plans)
+
+
+def test_refusals_are_counted_by_rule_with_one_example(everything):
+    """Each rule once, with its count and one example; the counts add up to refused_count."""
+    summary = everything.refused_summary
+    assert sum(g["count"] for g in summary) == everything.refused_count > 0
+    assert len({(g["kind"], g["rule"]) for g in summary}) == len(summary)
     assert set(everything.refused_by_reason) <= {"memory", "combination"}
-    for r in everything.refused:
-        assert r.reason
-        if r.kind == "memory" and not str(r.parallel["micro_batch"]).startswith(">="):
-            assert "GiB on stage" in r.reason and "largest term" in r.reason
+    for g in summary:
+        assert g["example"]["reason"] and isinstance(g["example"]["parallel"], dict)
+
+
+def test_top_ten_json_is_small():
+    """search --top 10 --json stays under 50 kB (refusals are summarised, not listed)."""
+    r = search(model(96, 12288, 96, 51200, 2048), 1536, hardware(1024, profile_name="a100-sxm4-80gb"), top=10)
+    assert len(json.dumps(r.as_dict())) < 50_000
 
 
 def test_why_each_ranks():
@@ -58,8 +93,17 @@ def test_why_each_ranks():
 
 def test_tiny_memory_refuses_everything():
     """With 1 GB per GPU nothing fits: no plans, only refusals."""
-    r = search(LLAMA, 512, hardware(64, 1e9, 989e12, 450e9, 50e9))
+    r = search(LLAMA, 512, hardware(64, profile_name="h100-sxm5-80gb", memory=3e9))
     assert r.plans == () and r.feasible == 0 and r.refused_by_reason.get("memory", 0) > 0
+
+
+def test_fixed_axes_are_kept_and_reported():
+    """A partial parallel section fixes those axes in every plan and is echoed back."""
+    fixed = {"tensor": 2, "recompute": "full", "sequence_parallel": True}
+    r = search(LLAMA, 512, HW, top=50, fixed=fixed)
+    assert r.fixed == fixed and r.plans
+    assert all(p["parallel"]["tensor"] == 2 and p["parallel"]["recompute"] == "full"
+               and p["parallel"]["sequence_parallel"] for p in r.plans)
 
 
 def test_fixed_micro_batch():
@@ -68,21 +112,42 @@ def test_fixed_micro_batch():
     assert {p["parallel"]["micro_batch"] for p in r.plans} == {2}
 
 
+def test_uneven_stage_splits_are_tried():
+    """126 layers on 16 stages: the even-as-possible split and the one with lighter ends."""
+    assert stage_splits(126, 16) == [None, (7,) + (8,) * 14 + (7,)]
+    m = model(30, 1024, 16, 32000, 2048)
+    r = search(m, 64, hardware(8, profile_name="h100-sxm5-80gb"), top=1000, fixed={"pipeline": 4})
+    assert {tuple(p["parallel"]["stage_layers"] or ()) for p in r.plans} == {(), (7, 8, 8, 7)}  # () = as even as possible
+
+
 def test_moe_search_uses_expert_parallelism():
     """An MoE model's search space includes expert parallelism."""
     moe = model(8, 1024, 16, 32000, 2048, experts=8, top_k=2)
-    r = search(moe, 64, hardware(16, 80e9, 989e12, 450e9, 50e9), top=10_000)
+    r = search(moe, 64, hardware(16, profile_name="h100-sxm5-80gb"), top=1000)
     assert {p["parallel"]["expert"] for p in r.plans} >= {1, 2, 8}
+
+
+def test_an_enormous_space_is_capped_and_says_so():
+    """Values within the documented limits with a huge space: the search stops at the cap and says so."""
+    m = model(7560, 5040, 5040, 1000, 2520, experts=83160, top_k=1)
+    hw = hardware(8_648_640, profile_name="h100-sxm5-80gb", gpus_per_node=720)
+    r = search(m, 951_350_400, hw, top=10)
+    assert r.capped.startswith("the search stopped after") and r.enumerated >= MAX_CONFIGURATIONS
+    assert len(r.refused_summary) < 50  # counted by rule: bounded whatever the space
 
 
 @pytest.mark.parametrize(
     "kwargs,message",
     [
         (dict(top=0), "top must be a whole number >= 1, got 0"),
-        (dict(top=10_001), "top must be a whole number <= 10000, got 10001"),
+        (dict(top=1001), "top must be a whole number <= 1000, got 1001"),
         (dict(max_micro_batch=0), "max_micro_batch must be a whole number >= 1, got 0"),
         (dict(precision="int4"), "precision must be one of bf16-adam, fp16-adam, megatron-bf16, megatron-fp16, "
                                  "fp32-adam, got 'int4'"),
+        (dict(fixed={"banana": 1}), "banana must be an axis of the search (data, tensor, pipeline, context, expert, "
+                                    "zero, sequence_parallel, recompute, interleave, stage_layers, micro_batch, "
+                                    "overlap_grad_reduce, overlap_param_gather, tp_comm_overlap, zero3_gather), "
+                                    "got 1"),
     ],
 )
 def test_errors(kwargs, message):

@@ -15,7 +15,7 @@ from calc.traffic import layer_traffic
 def test_plan_lists_the_closed_form_tp_volume(b, s, h, t):
     """The plan's TP bytes per step are layers × microbatches × 8bsh(t−1)/t × 2 bytes."""
     m = model(8, h, 16, 32000, s)
-    pl = plan(m, b, b * (8 // t) * 4, hardware(8, 1e15, 312e12, 300e9, 25e9), parallel(tensor=t, data=8 // t))
+    pl = plan(m, b, b * (8 // t) * 4, hardware(8, 1e15, profile_name="a100-sxm4-80gb"), parallel(tensor=t, data=8 // t))
     tp = [c for c in pl.communications if c.strategy == "tensor"]
     expected = layer_traffic(b, s, h, t).tp_bytes_per_layer * 8 * pl.microbatches_per_step
     assert sum(c.bytes_per_step for c in tp) == pytest.approx(expected, rel=1e-12)

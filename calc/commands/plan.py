@@ -1,15 +1,17 @@
 """Commands over a whole SPEC: ``plan``, ``search`` and ``device-memory`` (:mod:`calc.plan`,
-:mod:`calc.search`); their flat parameters are the SPEC.json fields."""
+:mod:`calc.search`), whose flat parameters are the SPEC.json fields; and ``hardware``, the GPU
+profiles (:mod:`calc.hardware`)."""
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
+from .. import hardware as _hardware
 from .. import memory as _memory
 from .. import model as _model
 from .. import plan as _plan
 from .. import search as _search
+from ..check import MAX_COUNT
 from ..command import Command, Param, Result
 from ..errors import CalcError
 from .training import _MAX_DEGREE
@@ -37,26 +39,39 @@ _SPEC_MODEL = (
     Param("top_k", "count", "Experts per token", default="1", maximum=_model.MAX_EXPERTS, section="model"),
     Param("moe_layer_freq", "count", "Every k-th layer is MoE (1: all)", default="1", maximum=_model.MAX_LAYERS,
           section="model"),
+    Param("attention", "choice", "Attention kernel (flash: FlashAttention; standard: s² scores in memory)",
+          default="flash", choices=_model.ATTENTION, section="model"),
 )
 _SPEC_BATCH = (
     Param("micro_batch", "count", "Microbatch size b (sequences)", default="1", section="batch"),
     Param("global_batch", "count", "Global batch (sequences per step)", required=True, section="batch"),
 )
 _SPEC_HARDWARE = (
-    Param("gpus", "count", "GPUs", required=True, maximum=float(_plan.MAX_GPUS), section="hardware"),
-    Param("gpus_per_node", "count", "GPUs per node", default="8", maximum=1024, section="hardware"),
-    Param("memory", "size", "Memory per GPU (e.g. 80GB)", required=True, section="hardware"),
-    Param("flops_per_gpu", "flop_rate", "Peak FLOP/s per GPU (e.g. 989TFLOP/s)", required=True,
+    Param("profile", "choice", "GPU profile", help="Blank: give every figure by hand.",
+          choices=tuple(_hardware.PROFILES), section="hardware"),
+    Param("gpus", "count", "GPUs", required=True, maximum=float(_hardware.MAX_GPUS), section="hardware"),
+    Param("gpus_per_node", "count", "GPUs per node (NVLink domain)", help="Blank: the profile's (8; 72 for NVL72).",
+          maximum=1024, section="hardware"),
+    Param("memory", "size", "Memory per GPU (e.g. 80GiB)", help="Blank: the profile's.", section="hardware"),
+    Param("reserve", "size", "Memory kept back per GPU (CUDA context, NCCL, fragmentation)", default="2GiB",
           section="hardware"),
-    Param("compute_efficiency", "number", "Achieved / peak FLOP/s of the compute (0 < x <= 1)", default="1",
-          minimum=0, maximum=1.0, section="hardware"),
-    Param("intra_node_bandwidth", "bandwidth", "Per-GPU bandwidth inside a node (e.g. 450GB/s)", required=True,
+    Param("flops_per_gpu", "flop_rate", "Peak FLOP/s per GPU (e.g. 989TFLOP/s)",
+          help="Blank: the profile's dense peak for the precision.", section="hardware"),
+    Param("compute_efficiency", "number", "One efficiency for all compute (0 < x <= 1)",
+          help="Blank: time every kernel (GEMMs by shape, memory-bound work, attention).",
+          minimum=1e-3, maximum=1.0, section="hardware"),
+    Param("hbm_bandwidth", "bandwidth", "HBM bandwidth per GPU (e.g. 3.35TB/s)", help="Blank: the profile's.",
           section="hardware"),
-    Param("inter_node_bandwidth", "bandwidth", "Per-GPU bandwidth across nodes (e.g. 50GB/s)", required=True,
+    Param("intra_node_bandwidth", "bandwidth", "Per-GPU NVLink bandwidth, one direction (e.g. 450GB/s)",
+          help="Blank: the profile's.", section="hardware"),
+    Param("inter_node_bandwidth", "bandwidth", "Per-GPU network bandwidth (e.g. 50GB/s)", help="Blank: the profile's.",
           section="hardware"),
-    Param("startup", "time", "Per-message startup α (e.g. 5us)", default="5us", section="hardware"),
+    Param("intra_node_startup", "time", "Startup α per step inside a node (e.g. 1us)", help="Blank: the profile's.",
+          section="hardware"),
+    Param("inter_node_startup", "time", "Startup α per step across nodes (e.g. 6us)", help="Blank: the profile's.",
+          section="hardware"),
 )
-_SPEC_PARALLEL = tuple(
+_PARALLEL_DEGREES = tuple(
     Param(name, "count", label, default="1", maximum=_MAX_DEGREE, section="parallel")
     for name, label in (("data", "Data-parallel degree"), ("tensor", "Tensor-parallel degree"),
                         ("pipeline", "Pipeline stages"), ("context", "Context-parallel degree"),
@@ -67,7 +82,19 @@ _SPEC_PARALLEL = tuple(
     Param("recompute", "choice", "Activation recomputation", default="none", choices=_memory.RECOMPUTE,
           section="parallel"),
     Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024, section="parallel"),
+    Param("stage_layers", "counts", "Layers per stage (e.g. 7,8,...,8,7)", help="Blank: as even as possible.",
+          maximum=_model.MAX_LAYERS, section="parallel"),
 )
+_SCHEDULE = (
+    Param("overlap_grad_reduce", "flag", "DP gradient reduction overlaps the backward pass", default="true",
+          section="parallel"),
+    Param("overlap_param_gather", "flag", "ZeRO 1-2 weight gather overlaps the next forward pass", default="false",
+          section="parallel"),
+    Param("tp_comm_overlap", "flag", "TP collectives overlap the GEMMs", default="false", section="parallel"),
+    Param("zero3_gather", "choice", "ZeRO-3 gathers (layer: PyTorch FSDP; tensor: DeepSpeed)", default="layer",
+          choices=_plan.ZERO3_GATHER, section="parallel"),
+)
+_SPEC_PARALLEL = _PARALLEL_DEGREES + _SCHEDULE
 _SPEC_TRAINING = (
     Param("precision", "choice", "Precision recipe", default="bf16-adam", choices=tuple(_model.PRECISIONS),
           section="training"),
@@ -80,30 +107,37 @@ def _spec_model(v: dict) -> _model.Model:
         v["layers"], v["hidden"], v["heads"], v["vocab"], v["seq_len"], kv_heads=v["kv_heads"],
         ffn_hidden=v["ffn_hidden"], gated_mlp=v["gated_mlp"], tied_embeddings=v["tied_embeddings"],
         biases=v["biases"], learned_positions=v["learned_positions"], experts=v["experts"], top_k=v["top_k"],
-        moe_layer_freq=v["moe_layer_freq"],
+        moe_layer_freq=v["moe_layer_freq"], attention=v["attention"],
     )
 
 
-def _spec_hardware(v: dict) -> _plan.Hardware:
-    if v["compute_efficiency"] == 0:
-        raise CalcError("compute_efficiency", "a number > 0 and <= 1", 0)
-    return _plan.hardware(v["gpus"], v["memory"], v["flops_per_gpu"], v["intra_node_bandwidth"],
-                          v["inter_node_bandwidth"], v["startup"], v["gpus_per_node"], v["compute_efficiency"])
+def _spec_hardware(v: dict, gpus: int | None = None) -> _hardware.Hardware:
+    """The cluster from ``hardware.profile`` and the fields given beside it (they override it)."""
+    return _hardware.hardware(
+        v["gpus"] if gpus is None else gpus, v.get("memory"), v.get("flops_per_gpu"), v.get("intra_node_bandwidth"),
+        v.get("inter_node_bandwidth"), None, v.get("gpus_per_node"), v.get("compute_efficiency"),
+        profile_name=v.get("profile"), hbm_bandwidth=v.get("hbm_bandwidth"), reserve=v.get("reserve"),
+        dtype=_hardware.PRECISION_DTYPES[v["precision"]], intra_node_startup=v.get("intra_node_startup"),
+        inter_node_startup=v.get("inter_node_startup"))
+
+
+def _spec_parallel(v: dict) -> _plan.Parallel:
+    return _plan.parallel(v["data"], v["tensor"], v["pipeline"], v["context"], v["expert"], v["zero"],
+                          v["sequence_parallel"], v["recompute"], v["interleave"], v["stage_layers"],
+                          v["overlap_grad_reduce"], v["overlap_param_gather"], v["tp_comm_overlap"],
+                          v["zero3_gather"])
 
 
 def _compute_plan(v: dict) -> dict:
-    par = _plan.parallel(v["data"], v["tensor"], v["pipeline"], v["context"], v["expert"], v["zero"],
-                         v["sequence_parallel"], v["recompute"], v["interleave"])
-    p = _plan.plan(_spec_model(v), v["micro_batch"], v["global_batch"], _spec_hardware(v), par, v["precision"],
-                   v["tokens"])
+    p = _plan.plan(_spec_model(v), v["micro_batch"], v["global_batch"], _spec_hardware(v), _spec_parallel(v),
+                   v["precision"], v["tokens"])
     return p.as_dict()
 
 
 _LLAMA3_8B = {
     "layers": "32", "hidden": "4096", "heads": "32", "kv_heads": "8", "ffn_hidden": "14336", "gated_mlp": "true",
     "vocab": "128256", "seq_len": "8192", "micro_batch": "1", "global_batch": "512", "gpus": "64",
-    "gpus_per_node": "8", "memory": "80GB", "flops_per_gpu": "989TFLOP/s", "intra_node_bandwidth": "450GB/s",
-    "inter_node_bandwidth": "50GB/s", "startup": "5us",
+    "profile": "h100-sxm5-80gb",
 }
 
 PLAN = Command(
@@ -115,32 +149,39 @@ PLAN = Command(
         Result("compute_time_s", "Compute", "seconds"),
         Result("bubble_time_s", "Pipeline bubble", "seconds"),
         Result("exposed_communication_s", "Exposed communication", "seconds"),
+        Result("optimizer_time_s", "Optimizer step", "seconds"),
         Result("bubble_fraction", "Bubble / ideal compute (p−1)/(v·m)", "ratio"),
         Result("microbatches_per_step", "Microbatches per step m", "microbatches"),
         Result("tokens_per_s", "Throughput", "tokens_per_s"),
         Result("mfu", "MFU", "percent"),
         Result("hfu", "HFU", "percent"),
+        Result("achieved_flops_per_gpu", "Model FLOP/s per GPU", "flop_rate"),
         Result("memory_per_device", "Memory per device (most loaded stage)", "json"),
         Result("communications", "Communication per step", "json"),
         Result("stages", "What each stage holds", "json"),
         Result("uneven_split", "Uneven layer split", "text"),
         Result("parallel", "Split", "json"),
+        Result("hardware_profile", "GPU profile", "text"),
         Result("gpus", "GPUs", "GPUs"),
         Result("nodes", "Nodes", "count"),
         Result("rank_strides", "Rank strides (rank = Σ coordinate × stride)", "json"),
     ),
     compute=_compute_plan,
     example={**_LLAMA3_8B, "data": "8", "tensor": "8", "pipeline": "1", "context": "1", "expert": "1", "zero": "1",
-             "sequence_parallel": "true", "recompute": "selective", "interleave": "1"},
+             "sequence_parallel": "true", "recompute": "none", "interleave": "1"},
 )
+
+#: In ``search``, a blank field of the ``parallel`` section is searched; a value fixes it.
+_SEARCH_PARALLEL = tuple(replace(p, default=None, help="Blank: searched.") for p in _PARALLEL_DEGREES) + tuple(
+    replace(p, default=None, help=f"Blank: {p.default}.") for p in _SCHEDULE)
 
 
 def _compute_search(v: dict) -> dict:
+    fixed = {p.name: v[p.name] for p in _SEARCH_PARALLEL if v[p.name] is not None}
     r = _search.search(_spec_model(v), v["global_batch"], _spec_hardware(v), v["precision"], top=v["top"],
-                       max_micro_batch=v["max_micro_batch"], micro_batch=v["micro_batch"], tokens=v["tokens"])
-    out = r.as_dict()
-    out["refused_summary"] = _search.refusal_summary(r.refused)
-    return out
+                       max_micro_batch=v["max_micro_batch"], micro_batch=v["micro_batch"], tokens=v["tokens"],
+                       fixed=fixed)
+    return r.as_dict()
 
 
 SEARCH = Command(
@@ -148,16 +189,19 @@ SEARCH = Command(
     title="Configuration search",
     params=_SPEC_MODEL + (
         Param("micro_batch", "count", "Microbatch size (blank: searched)", section="batch"),
-    ) + _SPEC_BATCH[1:] + _SPEC_HARDWARE + _SPEC_TRAINING + (
+    ) + _SPEC_BATCH[1:] + _SPEC_HARDWARE + _SEARCH_PARALLEL + _SPEC_TRAINING + (
         Param("top", "count", "Plans to return (fastest first)", default="10", maximum=_search.MAX_TOP),
         Param("max_micro_batch", "count", "Largest microbatch tried", default="16", maximum=1024),
     ),
     results=(
         Result("plans", "Plans that fit, fastest first", "json"),
-        Result("feasible", "Configurations that fit", "count"),
+        Result("feasible", "Configurations that fit and were costed", "count"),
+        Result("pruned", "Configurations whose compute alone is slower than the last plan kept", "count"),
         Result("refused_count", "Configurations refused", "count"),
         Result("refused_by_reason", "Refused, by reason", "json"),
-        Result("refused_summary", "Refused, by rule (with examples)", "json"),
+        Result("refused_summary", "Refused, by rule (one example each)", "json"),
+        Result("fixed", "Fixed by the SPEC", "json"),
+        Result("capped", "Configuration cap", "text"),
     ),
     compute=_compute_search,
     example={k: x for k, x in _LLAMA3_8B.items() if k != "micro_batch"},
@@ -165,20 +209,23 @@ SEARCH = Command(
 
 
 def _compute_device_memory(v: dict) -> dict:
-    """Memory of the most loaded GPU from :func:`calc.plan.plan` with a cluster of exactly the split's GPUs."""
+    """Memory of the most loaded GPU (:func:`calc.plan.memory`) on a cluster of exactly the split's GPUs."""
     d, t, p, c, e = v["data"], v["tensor"], v["pipeline"], v["context"], v["expert"]
     gpus = d * t * p * c * e
-    if gpus > _plan.MAX_GPUS:
-        raise CalcError("data", f"such that data × tensor × pipeline × context × expert <= {_plan.MAX_GPUS}", d)
+    if gpus > _hardware.MAX_GPUS:
+        raise CalcError("data", f"such that data × tensor × pipeline × context × expert <= {_hardware.MAX_GPUS}", d)
     mbs = v["microbatches"] if v["microbatches"] is not None else p
-    # Only memory is reported: FLOP/s and bandwidths do not change it (placeholders); nodes of up to 8.
-    hw = _plan.hardware(gpus, v["memory"], 1e15, 1e11, 1e11, 0.0, math.gcd(gpus, 8))
-    par = _plan.parallel(d, t, p, c, e, v["zero"], v["sequence_parallel"], v["recompute"], v["interleave"])
-    pl = _plan.plan(_spec_model(v), v["micro_batch"], v["micro_batch"] * d * e * mbs, hw, par, v["precision"])
-    mem = asdict(pl.memory_per_device)
-    stage = next(s for s in pl.stages if s.stage == mem["stage"])
-    return {**mem, "gpus": gpus, "microbatches": mbs, "params_per_device": stage.params_per_device,
-            "layers_on_stage": len(stage.layers)}
+    per_step = v["micro_batch"] * d * e
+    if per_step * mbs > MAX_COUNT:
+        raise CalcError("microbatches", f"such that micro_batch × data × expert × microbatches <= {MAX_COUNT}", mbs)
+    hw = _spec_hardware(v | {"gpus": gpus}, gpus)
+    w = _plan.workload(_spec_model(v), per_step * mbs, hw, v["precision"])
+    par = _spec_parallel(v | {"overlap_grad_reduce": True, "overlap_param_gather": False, "tp_comm_overlap": False,
+                              "zero3_gather": "layer"})
+    mem = asdict(_plan.memory(w, par, v["micro_batch"]))
+    shape = w.arrangement(par).shape(mem["stage"])
+    return {**mem, "gpus": gpus, "microbatches": mbs, "params_per_device": shape.dense_params + shape.expert_params,
+            "layers_on_stage": shape.layers}
 
 
 DEVICE_MEMORY = Command(
@@ -188,17 +235,22 @@ DEVICE_MEMORY = Command(
         Param("micro_batch", "count", "Microbatch size b (sequences)", default="1", section="batch"),
         Param("microbatches", "count", "Microbatches per step m", help="Blank: = pipeline (enough to fill 1F1B).",
               section="batch"),
-        Param("memory", "size", "Memory per GPU (e.g. 80GB)", default="80GB", section="hardware"),
-    ) + _SPEC_PARALLEL + _SPEC_TRAINING[:1],
+        Param("profile", "choice", "GPU profile", default="h100-sxm5-80gb", choices=tuple(_hardware.PROFILES),
+              section="hardware"),
+        Param("memory", "size", "Memory per GPU (e.g. 80GiB)", help="Blank: the profile's.", section="hardware"),
+        Param("reserve", "size", "Memory kept back per GPU (CUDA context, NCCL, fragmentation)", default="2GiB",
+              section="hardware"),
+    ) + _PARALLEL_DEGREES + _SPEC_TRAINING[:1],
     results=(
-        Result("total_bytes", "Total per GPU", "bytes"),
-        Result("fits", "Fits in the GPU's memory", "text"),
+        Result("total_bytes", "Total per GPU (reserve included)", "bytes"),
+        Result("fits", "Fits in the GPU's memory", "fits"),
         Result("binding_term", "Largest term", "text"),
         Result("params_bytes", "Weights", "bytes"),
         Result("grads_bytes", "Gradients", "bytes"),
         Result("optimizer_bytes", "Optimizer states", "bytes"),
         Result("activations_bytes", "Activations", "bytes"),
         Result("buffers_bytes", "ZeRO-3 gathered layers", "bytes"),
+        Result("reserve_bytes", "Reserve (CUDA context, NCCL, fragmentation)", "bytes"),
         Result("headroom_bytes", "Headroom (negative: over)", "bytes"),
         Result("capacity_bytes", "GPU memory", "bytes"),
         Result("total_gb", "Total per GPU in GB (10^9 B)", "ratio"),
@@ -210,6 +262,37 @@ DEVICE_MEMORY = Command(
         Result("microbatches", "Microbatches per step m", "microbatches"),
     ),
     compute=_compute_device_memory,
-    example={k: x for k, x in _LLAMA3_8B.items() if k in {p.name for p in _SPEC_MODEL} | {"micro_batch", "memory"}}
-    | {"data": "8", "zero": "1", "recompute": "selective"},
+    example={k: x for k, x in _LLAMA3_8B.items() if k in {p.name for p in _SPEC_MODEL} | {"micro_batch"}}
+    | {"data": "8", "zero": "1", "recompute": "selective", "profile": "h100-sxm5-80gb"},
+)
+
+
+# ---------------------------------------------------------------------------- hardware
+
+
+def _compute_hardware(v: dict) -> dict:
+    rows = []
+    for prof in _hardware.PROFILES.values():
+        rows.append({
+            "name": prof.name, "memory_bytes": prof.memory_bytes,
+            "bf16_flop_per_s": prof.peak_flops.get("bf16"), "fp8_flop_per_s": prof.peak_flops.get("fp8"),
+            "hbm_bytes_per_s": prof.hbm_bandwidth, "nvlink_bytes_per_s": prof.intra_node_bandwidth,
+            "gpus_per_node": prof.gpus_per_node, "nic_bytes_per_s": prof.inter_node_bandwidth,
+        })
+    chosen = _hardware.profile(v["profile"]).as_dict() if v["profile"] is not None else None
+    return {"profiles": rows, "profile": chosen}
+
+
+HARDWARE = Command(
+    name="hardware",
+    title="GPU profiles",
+    params=(Param("profile", "choice", "Show one profile in full (its efficiencies and sources)",
+                  help="Blank: list them all.", choices=tuple(_hardware.PROFILES)),),
+    results=(
+        Result("profiles", "Profiles (memory as nvidia-smi reports it; dense peaks; bandwidths per GPU, one "
+                           "direction)", "json"),
+        Result("profile", "The profile in full", "json"),
+    ),
+    compute=_compute_hardware,
+    example={},
 )

@@ -1,0 +1,143 @@
+"""Collectives on a two-tier cluster: NVLink inside a node, the network between nodes.
+
+A parallel group of ``g`` ranks whose members are ``stride`` ranks apart (ranks are
+numbered node by node, ``gpus_per_node`` to a node) has ``g_in`` members in each node
+it touches and spans ``N = g/g_in`` nodes:
+
+- ``N = 1``: every transfer is on NVLink, at ``intra_node_bandwidth × intra_node_efficiency``
+  per GPU (an all-reduce at ``intra_node_allreduce_efficiency``, which NVLink SHARP lifts above
+  the ring's on Hopper and Blackwell), ``intra_node_startup`` per step;
+- ``N > 1``, ``g_in = 1``: a ring through one GPU per node, each on its own NIC, at
+  ``inter_node_bandwidth × inter_node_efficiency``, ``inter_node_startup`` per step;
+- ``N > 1``, ``g_in > 1``: hierarchical (NCCL's rings use the node's NICs, Horovod's
+  hierarchical all-reduce): the node reduce-scatters over NVLink, up to ``g_in`` GPUs run
+  parallel rings of ``n/g_in`` bytes across the nodes, the node all-gathers; a message too
+  small to fill a channel on every NIC uses fewer (:func:`rails`). The startup is the ring's:
+  ``g − 1`` steps (twice for an all-reduce) of ``inter_node_startup``, since every step waits for
+  the network hop (NCCL runs all-gather and reduce-scatter as rings only)
+  (:func:`calc.collectives.two_level_allreduce`'s cost). All-gather and reduce-scatter are
+  the two halves; an all-to-all sends ``(g − g_in)/g`` of its data through the NIC and
+  ``(g_in − 1)/g`` over NVLink, concurrently.
+
+``n`` is the array as nccl-tests counts it (the full buffer of an all-reduce, the
+gathered result of an all-gather, the input of a reduce-scatter, each rank's buffer of
+an all-to-all; a send's message). Not modelled: contention between concurrent groups
+on a NIC, switch topology and oversubscription, NCCL's tree and NVLS algorithms,
+SHARP in-network reduction, message splitting into channels.
+
+Sources: Thakur, Rabenseifner & Gropp 2005 (ring costs); NVIDIA nccl-tests
+``doc/PERFORMANCE.md`` (bus bandwidth); Sergeev & Del Balso 2018 (Horovod, hierarchical
+all-reduce); Jeaugey 2019, "Massively Scale Your Deep Learning Training with NCCL 2.4"
+(rings across the node's NICs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .hardware import Hardware
+
+__all__ = ["Link", "group_link", "collective_time", "rails", "COLLECTIVES", "RAIL_MIN_BYTES"]
+
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "send-recv")
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """Where a group's transfers run."""
+
+    size: int  #: g, ranks in the group
+    per_node: int  #: g_in, members in each node the group touches
+    nodes: int  #: N = g/g_in
+    intra_bandwidth: float  #: achievable NVLink bytes/s per GPU (ring bus bandwidth)
+    intra_allreduce_bandwidth: float  #: achievable all-reduce bus bandwidth inside a node (NVLS where there is)
+    inter_bandwidth: float  #: achievable NIC bytes/s per GPU
+    intra_startup: float
+    inter_startup: float
+
+    @property
+    def intra_node(self) -> bool:
+        """The group stays inside one node (every copy of it)."""
+        return self.nodes == 1
+
+
+def group_link(hw: Hardware, axes: tuple[tuple[int, int], ...]) -> Link:
+    """The link of the group spanned by ``axes``, each ``(stride, size)`` in the rank grid.
+
+    ``g_in`` counts the group's members among the first node's ranks (the layout repeats
+    node by node).
+
+    >>> from calc.hardware import hardware
+    >>> hw = hardware(64, profile_name="h100-sxm5-80gb")
+    >>> group_link(hw, ((1, 8),)).nodes, group_link(hw, ((8, 8),)).per_node, group_link(hw, ((2, 8),)).per_node
+    (1, 1, 4)
+    """
+    size = 1
+    for _, n in axes:
+        size *= n
+    gpn = min(hw.gpus_per_node, hw.gpus)
+    per_node = 1
+    for stride, n in axes:  # members whose offset from rank 0 stays below one node
+        if n > 1 and stride < gpn:
+            per_node *= min(n, -(-gpn // stride))
+    per_node = max(1, min(per_node, size, gpn))
+    nodes = max(1, size // per_node)
+    return Link(size, per_node, nodes, hw.intra_node_effective,
+                hw.intra_node_bandwidth * hw.gpu.intra_node_allreduce_efficiency, hw.inter_node_effective,
+                hw.intra_node_startup, hw.inter_node_startup)
+
+
+def collective_time(op: str, link: Link, n: float) -> tuple[float, float]:
+    """(seconds, bytes each rank sends) of one ``op`` of ``n`` bytes on ``link``.
+
+    Ring all-reduce in one node: ``2(g−1)·α + 2(g−1)/g · n/β``; across nodes, the
+    hierarchical form above (NVLink and network phases added, as in
+    :func:`calc.collectives.two_level_allreduce`). All-gather and reduce-scatter cost half the
+    all-reduce; a send ``α + n/β``.
+
+    >>> from calc.hardware import hardware
+    >>> hw = hardware(64, profile_name="a100-sxm4-80gb", startup=5e-6)
+    >>> t, sent = collective_time("all-reduce", group_link(hw, ((1, 8),)), 1e9)
+    >>> round(t * 1e3, 3), sent
+    (7.646, 1750000000.0)
+    """
+    g = link.size
+    if g == 1 or n <= 0:
+        return 0.0, 0.0
+    if op == "send-recv":
+        if link.nodes == 1:
+            return link.intra_startup + n / link.intra_bandwidth, n
+        return link.inter_startup + n / link.inter_bandwidth, n
+    steps = 2 if op == "all-reduce" else 1  # an all-reduce is a reduce-scatter then an all-gather
+    if op == "all-to-all":
+        inside = (link.per_node - 1) / g * n / link.intra_bandwidth
+        outside = (g - link.per_node) / g * n / link.inter_bandwidth if link.nodes > 1 else 0.0
+        alpha = link.intra_startup if link.nodes == 1 else link.inter_startup
+        return (g - 1) * alpha + max(inside, outside), (g - 1) / g * n
+    sent = steps * (g - 1) / g * n
+    if link.nodes == 1:
+        beta = link.intra_allreduce_bandwidth if op == "all-reduce" else link.intra_bandwidth
+        return steps * (g - 1) * link.intra_startup + sent / beta, sent
+    # NCCL's ring visits every rank: each of its g − 1 steps waits for the slowest hop, a network one.
+    gi, nodes = link.per_node, link.nodes
+    inside = steps * (gi - 1) / gi * n / link.intra_bandwidth if gi > 1 else 0.0
+    outside = steps * (nodes - 1) / nodes * (n / rails(n, g, gi)) / link.inter_bandwidth
+    return steps * (g - 1) * link.inter_startup + inside + outside, sent
+
+
+#: Bytes a rank must contribute per NIC for NCCL to spread a collective over another NIC: one step of a
+#: channel's buffer (NCCL_BUFFSIZE, 4 MiB by default, in NCCL_STEPS = 8 slots). Each NCCL channel runs
+#: its own ring through one NIC, and NCCL opens fewer channels for smaller messages, so a small
+#: collective crosses the network on fewer NICs than the node has. An assumption drawn from NCCL's
+#: documented defaults (NCCL environment variables: NCCL_BUFFSIZE, NCCL_MIN_NCHANNELS), checked only
+#: through ``python -m calc validate``.
+RAIL_MIN_BYTES = 256 * 1024
+
+
+def rails(n: float, size: int, per_node: int) -> int:
+    """How many of a node's NICs a collective of ``n`` bytes over ``size`` ranks uses.
+
+    >>> rails(8e9, 64, 8), rails(64e6, 64, 8), rails(1e6, 64, 8)
+    (8, 3, 1)
+    """
+    return max(1, min(per_node, int(n / size // RAIL_MIN_BYTES)))

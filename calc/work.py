@@ -1,0 +1,201 @@
+"""Compute time of one transformer layer, the output head and the optimizer step, on one device.
+
+A layer's forward pass on one device, for a microbatch of ``b`` sequences of which the
+device holds ``s_c = s/c`` tokens each (context parallelism ``c``), with tensor
+parallelism ``t`` (Megatron's column/row split) runs these kernels (``T = b·s_c``
+tokens, ``h_kv`` the K/V width this rank holds, ``f`` the MLP width)::
+
+    QKV projection     GEMM  T × (h + 2·h_kv)/t × h
+    attention core     FlashAttention over b·a/t heads (s_c queries, s keys), or, "standard":
+                       QKᵀ (batched s_c × s × d), softmax, dropout, PV (batched s_c × d × s)
+    output projection  GEMM  T × h × h/t
+    MLP                GEMM  T × f/t × h (× 2 when gated), GEMM T × h × f/t
+    element-wise       two norms, two bias-dropout-residual adds (÷ t with sequence
+                       parallelism), the activation (GeLU or SwiGLU), rotary embeddings
+
+An MoE layer runs the router (``T × E × h``) and, per local expert, the MLP GEMMs on
+the ``e·T·k/E`` tokens routed to it (perfect balance, capacity factor 1).
+
+The backward pass runs, for each forward GEMM ``M×N×K``, the two GEMMs ``M×K×N``
+(input gradient) and ``K×N×M`` (weight gradient); element-wise kernels move
+:data:`BACKWARD_MEMORY_RATIO` times their forward bytes. Recomputation adds, inside
+the backward pass, the whole forward (``full``) or the attention core (``selective``;
+with FlashAttention nothing: its backward already recomputes the scores).
+
+Element-wise bytes per token (``eb`` bytes per element, masks one byte), forward::
+
+    norms 2 × 2h  ·  bias-dropout-residual 2 × (3·eb + 1)·h  ·  GeLU 2·f/t, SwiGLU 3·f/t
+    rotary 2·(h + h_kv)/t  ·  standard attention: softmax 2·eb and dropout (2·eb + 1) per score
+
+Sources: Shoeybi et al. 2019 (Megatron-LM, the layer split); Korthikanti et al. 2022 §4
+(which tensors each operator keeps); Narayanan et al. 2021 §4 (fused operators);
+Dao 2023 (FlashAttention-2); Lepikhin et al. 2021 (GShard, expert routing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .hardware import Hardware
+from .kernels import flash_attention_time, gemm_time, memory_time
+from .model import ATTENTION, FLASH, Model
+
+__all__ = ["LayerWork", "layer_work", "head_work", "optimizer_time", "ATTENTION", "BACKWARD_MEMORY_RATIO",
+           "kv_hidden_per_rank"]
+
+#: Backward element-wise kernels read the saved input and the output gradient and write the input
+#: gradient: about twice the forward's bytes (Korthikanti et al. 2022 §4 lists what each keeps).
+BACKWARD_MEMORY_RATIO = 2.0
+#: Element-wise kernels launched per layer in a forward pass (norms, residual adds, activation,
+#: rotary, softmax, dropout), for the launch overhead.
+_EW_KERNELS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class LayerWork:
+    """Seconds of compute of one layer for one microbatch on one device."""
+
+    forward_s: float  #: the forward pass
+    backward_s: float  #: the backward pass
+    recompute_s: float  #: forward work redone during the backward pass (recomputation)
+    attention_forward_s: float  #: the attention core's share of ``forward_s`` (CP hides its K/V exchange there)
+    attention_backward_s: float  #: the attention core's share of ``backward_s``
+    gemm_s: float  #: matrix multiplies of the three passes and the recomputation
+    memory_bound_s: float  #: element-wise kernels of the three passes and the recomputation
+
+    @property
+    def total_s(self) -> float:
+        """Forward + backward + recomputation."""
+        return self.forward_s + self.backward_s + self.recompute_s
+
+
+def kv_hidden_per_rank(m: Model, t: int) -> int:
+    """Width of K (and of V) on one TP rank: ``h_kv/t``, or one head ``d`` when ``t`` exceeds the KV heads.
+
+    With more TP ranks than KV heads each KV head is replicated ``t/a_kv`` times (Megatron-LM).
+
+    >>> from calc.model import model
+    >>> m = model(32, 4096, 32, 128256, 8192, kv_heads=8)
+    >>> kv_hidden_per_rank(m, 4), kv_hidden_per_rank(m, 16)
+    (256, 128)
+    """
+    return m.kv_hidden // t if t <= m.kv_heads else m.head_dim
+
+
+def _gemms(hw: Hardware, shapes: list[tuple[int, int, int, int]], eb: float,
+           memo: dict | None = None) -> tuple[float, float]:
+    """(forward, backward) seconds of GEMMs given as (M, N, K, batch); ``memo`` caches shapes seen."""
+    memo = {} if memo is None else memo
+
+    def one(M: int, N: int, K: int, batch: int) -> float:
+        key = (M, N, K, batch, eb)
+        if key not in memo:
+            memo[key] = gemm_time(hw, M, N, K, batch, eb)
+        return memo[key]
+
+    fwd = bwd = 0.0
+    for M, N, K, batch in shapes:
+        fwd += one(M, N, K, batch)
+        bwd += one(M, K, N, batch) + one(K, N, M, batch)
+    return fwd, bwd
+
+
+def layer_work(m: Model, hw: Hardware, micro: int, t: int = 1, c: int = 1, e: int = 1,
+               sequence_parallel: bool = False, recompute: str = "none", attention: str = "flash",
+               moe: bool = False, element_bytes: float = 2.0, memo: dict | None = None) -> LayerWork:
+    """Forward, backward and recomputation seconds of one layer (kernels in the module docstring).
+
+    ``memo`` (a dict) caches GEMM times by shape across calls.
+
+    >>> from calc.hardware import hardware
+    >>> from calc.model import model
+    >>> gpt3 = model(96, 12288, 96, 51200, 2048, biases=True, learned_positions=True)
+    >>> w = layer_work(gpt3, hardware(8, profile_name="a100-sxm4-80gb", dtype="fp16"), 1, t=8,
+    ...                recompute="full", attention="standard")
+    >>> round(w.forward_s * 1e3, 2), round(w.backward_s / w.forward_s, 2), w.recompute_s == w.forward_s
+    (5.24, 1.94, True)
+    """
+    eb = element_bytes
+    h, s, a, d = m.hidden, m.seq_len, m.heads, m.head_dim
+    s_c = s // c
+    T = micro * s_c
+    kv = kv_hidden_per_rank(m, t)
+    heads = micro * a // t
+    f_t = m.ffn_hidden // t
+    up = 2 * f_t if m.gated_mlp else f_t
+    shapes = [(T, h // t + 2 * kv, h, 1), (T, h, h // t, 1)]
+    if moe:
+        local = m.experts // e
+        routed = max(1, e * T * m.top_k // m.experts)
+        shapes += [(T, m.experts, h, 1), (routed, up, h, local), (routed, h, f_t, local)]
+        act = m.top_k
+    else:
+        shapes += [(T, up, h, 1), (T, h, f_t, 1)]
+        act = 1
+    g_fwd, g_bwd = _gemms(hw, shapes, eb, memo)
+
+    rep = t if sequence_parallel else 1
+    ew = T * h * (2 * 2 * eb + 2 * (3 * eb + 1)) / rep  # norms, bias-dropout-residual adds
+    ew += T * act * (3 if m.gated_mlp else 2) * f_t * eb  # activation function
+    if not m.learned_positions:
+        ew += 2 * T * (h // t + kv) * eb  # rotary embeddings on Q and K
+    if attention in FLASH:  # with context parallelism, c ring steps over s/c keys each
+        version = 3 if attention == "flash3" else 2
+        a_fwd = flash_attention_time(hw, heads, s_c, s, d, causal=True, steps=c, version=version)
+        a_bwd = flash_attention_time(hw, heads, s_c, s, d, causal=True, backward=True, steps=c, version=version)
+        a_rec = 0.0
+        if c > 1:  # each step rescales the partial output (fp32) and its statistics
+            a_fwd += memory_time(hw, (c - 1) * 3 * T * (h // t) * 4, c - 1)
+            a_bwd += memory_time(hw, (c - 1) * 3 * T * (h // t) * 4, c - 1)
+    else:
+        scores = heads * s_c * s
+        sm = memory_time(hw, scores * (2 * eb + 2 * eb + 1), 2)  # softmax, then dropout with its mask
+        sq_f, sq_b = _gemms(hw, [(s_c, s, d, heads), (s_c, d, s, heads)], eb, memo)
+        a_fwd = sq_f + sm
+        a_bwd = sq_b + BACKWARD_MEMORY_RATIO * sm
+        a_rec = a_fwd
+    ew_fwd = memory_time(hw, ew, _EW_KERNELS)
+    ew_bwd = memory_time(hw, BACKWARD_MEMORY_RATIO * ew, 2 * _EW_KERNELS)
+    forward = g_fwd + a_fwd + ew_fwd
+    backward = g_bwd + a_bwd + ew_bwd
+    if recompute == "full":
+        redo, redo_gemm, redo_ew = forward, g_fwd, ew_fwd
+    elif recompute == "selective":
+        redo, redo_gemm, redo_ew = a_rec, 0.0, 0.0
+    else:
+        redo = redo_gemm = redo_ew = 0.0
+    return LayerWork(forward, backward, redo, a_fwd, a_bwd, g_fwd + g_bwd + redo_gemm, ew_fwd + ew_bwd + redo_ew)
+
+
+def head_work(m: Model, hw: Hardware, micro: int, t: int = 1, c: int = 1, element_bytes: float = 2.0) -> float:
+    """Seconds of the output layer for one microbatch: the logits GEMM ``T × V/t × h`` (three passes),
+    the final norm and the vocabulary-parallel cross-entropy (fp32 logits read and written about five
+    times across forward and backward; Megatron-LM ``vocab_parallel_cross_entropy``).
+
+    >>> from calc.hardware import hardware
+    >>> from calc.model import model
+    >>> gpt3 = model(96, 12288, 96, 51200, 2048)
+    >>> round(head_work(gpt3, hardware(8, profile_name="a100-sxm4-80gb"), 1, t=8) * 1e3, 2)
+    4.8
+    """
+    T = micro * (m.seq_len // c)
+    fwd, bwd = _gemms(hw, [(T, -(-m.vocab // t), m.hidden, 1)], element_bytes)
+    loss = memory_time(hw, 5 * 4 * T * (m.vocab / t) + 6 * T * m.hidden * element_bytes, 6)
+    return fwd + bwd + loss
+
+
+def optimizer_time(hw: Hardware, params: float, param_bytes: float, grad_bytes: float,
+                   optimizer_bytes: float) -> float:
+    """Seconds of one optimizer step over ``params`` parameters held by this device (its shard).
+
+    Memory-bound: the fused Adam reads and writes every optimizer state, reads the
+    gradients (and zeroes them) and writes the new weights:
+    ``bytes = params · (2·optimizer + 2·grad + param)``; for the 16-byte mixed-precision
+    recipe 30 B per parameter. Source: NVIDIA Apex ``FusedAdam`` / PyTorch
+    ``torch.optim.Adam(fused=True)`` (multi-tensor apply: one pass over each state).
+
+    >>> from calc.hardware import hardware
+    >>> round(optimizer_time(hardware(8, profile_name="h100-sxm5-80gb"), 1e9, 2, 2, 12) * 1e3, 1)
+    10.0
+    """
+    return memory_time(hw, params * (2 * optimizer_bytes + 2 * grad_bytes + param_bytes), 4)
