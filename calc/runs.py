@@ -1,0 +1,352 @@
+"""Measured training runs: what the performance model is judged against, with sources.
+
+Each :class:`Run` is a SPEC.json (the inputs ``python -m calc plan`` takes) as its
+source describes the run, the step time the source measured, what it printed, and
+every input the source does not publish together with the value taken for it.
+Inputs the sources leave out take the plan's defaults unless a run says otherwise
+(FlashAttention; the gradient reduction overlapped; no ZeRO). Where a source prints
+achieved FLOP/s rather than a time, the step is derived with the source's own FLOP
+formula (:func:`calc.compute.megatron_flops`, Narayanan et al. 2021 Eq. 3, for the
+Megatron-LM and BigScience logs): that is how those sources computed their figure.
+
+Groups (``group``; the first five are the reference set every validation reports
+first, the public runs of the project's validation brief):
+
+- ``megatron-2021-t1``: Narayanan et al. 2021 (SC'21, arXiv 2104.04473) Table 1, with
+  the microbatch and interleaving of the authors' script
+  (NVIDIA/Megatron-LM ``examples/academic_paper_scripts/sc21/run_table_1.sh``);
+- ``mt-nlg``: Smith et al. 2022 (arXiv 2201.11990) §2.4, via two agreeing secondary copies
+  (cli99/llm-analysis ``examples/megatron-turing-nlg``);
+- ``bloom``: BigScience tr11-176B-ml (bigscience-workshop/bigscience ``train/tr11-176B-ml``,
+  ``chronicles.md``);
+- ``llama3``: Dubey et al. 2024 (arXiv 2407.21783) §3.3 and Table 4;
+- ``megatron-2021-t2``: Narayanan et al. 2021 Table 2 (DeepSpeed ZeRO-3 against PTD-P);
+- ``korthikanti-2022``: Korthikanti et al. 2022 (arXiv 2205.05198) Tables 3 and 5, §6.3;
+- ``megatron-core-h100``: NVIDIA/Megatron-LM README, "Performance Benchmarking" (H100 weak scaling);
+- ``nemo-h100``: NVIDIA/dgxc-benchmarking v24.11.1 recipes (NeMo 24.09, H100, bf16);
+- ``mosaic-mpt``: mosaicml/llm-foundry ``scripts/train/benchmarking/README.md`` (FSDP);
+- ``ibm-fsdp``: PyTorch blog, "Maximizing training throughput using PyTorch FSDP" (IBM and Meta, 2024).
+
+OPT-175B (Zhang et al. 2022 §2.4: "up to 147 TFLOP/s per GPU") is a ceiling, not a
+measurement of a step; it is listed in :data:`BOUNDS`, not among the runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from .compute import megatron_flops
+
+__all__ = ["Run", "RUNS", "BOUNDS", "REFERENCE_GROUPS", "GROUPS"]
+
+#: The groups of the project's validation brief (../shared/validation/measured-runs.md).
+REFERENCE_GROUPS = ("megatron-2021-t1", "mt-nlg", "bloom", "llama3")
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One measured training run."""
+
+    name: str
+    group: str
+    source: str  #: where the measurement is printed
+    spec: MappingProxyType  #: SPEC.json sections, as ``python -m calc plan`` takes them
+    step_time_s: float  #: measured (or derived from a printed throughput with the source's formula)
+    measured: str  #: what the source printed
+    assumed: str  #: inputs the source does not publish, and the values taken
+
+    @property
+    def gpus(self) -> int:
+        return int(self.spec["hardware"]["gpus"])
+
+
+def _gpt(layers: int, hidden: int, heads: int, vocab: int = 51200, seq: int = 2048, **extra) -> dict:
+    """A Megatron GPT model section: biases, learned positions, tied embeddings, GeLU MLP of 4h."""
+    return {"layers": layers, "hidden": hidden, "heads": heads, "vocab": vocab, "seq_len": seq,
+            "tied_embeddings": True, "biases": True, "learned_positions": True, **extra}
+
+
+def _eq3_step(global_batch: int, layers: int, hidden: int, gpus: int, tflops: float, vocab: int = 51200,
+              seq: int = 2048) -> float:
+    """The step a printed Eq.-3 TFLOP/s per GPU implies: ``F / (n · X)`` seconds."""
+    return megatron_flops(global_batch, seq, layers, hidden, vocab) / (gpus * tflops * 1e12)
+
+
+def _run(name: str, group: str, source: str, step: float, measured: str, assumed: str, **sections) -> Run:
+    return Run(name, group, source, MappingProxyType({k: MappingProxyType(v) for k, v in sections.items()}),
+               step, measured, assumed)
+
+
+_SELENE = {"profile": "a100-sxm4-80gb"}
+_MEGATRON_2021 = {"recompute": "full", "overlap_grad_reduce": False}
+
+# -------------------------------------------------------------------- Narayanan et al. 2021, Table 1
+_T1_SRC = ("Narayanan et al. 2021, Table 1 (row {row}); microbatch and interleaving from the authors' "
+           "run_table_1.sh (NVIDIA/Megatron-LM examples/academic_paper_scripts/sc21)")
+_T1 = (  # params, heads, hidden, layers, t, p, GPUs, batch, TFLOP/s, microbatch, interleave
+    ("1.7B", 24, 2304, 24, 1, 1, 32, 512, 137, 16, 1),
+    ("3.6B", 32, 3072, 30, 2, 1, 64, 512, 138, 16, 1),
+    ("7.5B", 32, 4096, 36, 4, 1, 128, 512, 142, 16, 1),
+    ("18.4B", 48, 6144, 40, 8, 1, 256, 1024, 135, 8, 1),
+    ("39.1B", 64, 8192, 48, 8, 2, 512, 1536, 138, 4, 1),
+    ("76.1B", 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 3),
+    ("145.6B", 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 2),
+    ("310.1B", 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 2),
+    ("529.6B", 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 3),
+    ("1008.0B", 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, 1),
+)
+_RUNS = [
+    _run(f"megatron-t1-{size}", "megatron-2021-t1", _T1_SRC.format(row=i + 1),
+         _eq3_step(gb, l, h, n, x), f"{x} TFLOP/s per GPU (Eq. 3, with recomputation)",
+         "gradient reduction not overlapped (Megatron-LM 2021); fp16 with fp16 gradients (Megatron's recipe)",
+         model=_gpt(l, h, a, attention="standard"), batch={"micro_batch": b, "global_batch": gb},
+         hardware={**_SELENE, "gpus": n},
+         parallel={"data": n // (t * p), "tensor": t, "pipeline": p, "interleave": v, **_MEGATRON_2021},
+         training={"precision": "megatron-fp16"})
+    for i, (size, a, h, l, t, p, n, gb, x, b, v) in enumerate(_T1)
+]
+
+# -------------------------------------------------------------------- MT-NLG, BLOOM, Llama 3
+_RUNS += [
+    _run(f"mt-nlg-{n}", "mt-nlg", "Smith et al. 2022 §2.4 (530B on 280/350/420 DGX A100 nodes), as quoted by "
+         "cli99/llm-analysis examples/megatron-turing-nlg", step, f"{step} s per iteration ({x} TFLOP/s per GPU)",
+         "microbatch 1, no interleaving (DeepSpeed's pipeline engine), ZeRO stage 1, full recomputation, "
+         "bf16, gradient reduction not overlapped: none is published",
+         model=_gpt(105, 20480, 128, attention="standard"), batch={"micro_batch": 1, "global_batch": 1920},
+         hardware={**_SELENE, "gpus": n},
+         parallel={"data": n // 280, "tensor": 8, "pipeline": 35, "zero": 1, **_MEGATRON_2021},
+         training={"precision": "bf16-adam"})
+    for n, step, x in ((2240, 60.1, 126), (2800, 50.2, 121), (3360, 44.4, 113))
+] + [
+    _run("bloom-176b", "bloom", "BigScience tr11-176B-ml chronicles.md: iteration 12695 at global batch 2048",
+         105.22, "105.22 s per iteration, 149.02 TFLOP/s per GPU (Eq. 3)",
+         "gradient reduction not overlapped; Omni-Path at 4 x 100 Gb/s per node (the BLOOM paper, p. 18, via "
+         "secondary summaries)",
+         model={"layers": 70, "hidden": 14336, "heads": 112, "vocab": 250880, "seq_len": 2048,
+                "tied_embeddings": True, "biases": True, "attention": "standard"},
+         batch={"micro_batch": 2, "global_batch": 2048},
+         hardware={**_SELENE, "gpus": 384, "inter_node_bandwidth": "6.25GB/s"},
+         parallel={"data": 8, "tensor": 4, "pipeline": 12, "zero": 1, "stage_layers": [5] + [6] * 10 + [5],
+                   **_MEGATRON_2021},
+         training={"precision": "bf16-adam"}),
+]
+
+
+def _llama3_step(gpus: int, seq: int, tflops: float) -> float:
+    """Table 4's TFLOP/s as MFU counts it (the model's FLOPs, attention included): step = F/(n·X)."""
+    from .compute import training_flops
+    from .model import model
+    m = model(126, 16384, 128, 128256, seq, kv_heads=8, ffn_hidden=53248, gated_mlp=True)
+    return training_flops(m, 16 * 2**20 // seq, "none").model_flops / (gpus * tflops * 1e12)
+
+
+_L3 = (  # GPUs, t, c, p, d, sequence, TFLOP/s
+    (8192, 8, 1, 16, 64, 8192, 430), (16384, 8, 1, 16, 128, 8192, 400), (16384, 8, 16, 16, 8, 131072, 380))
+_RUNS += [
+    _run(f"llama3-405b-{n}-{seq // 1024}k", "llama3", f"Dubey et al. 2024, Table 4 (row {i + 1}) and §3.3.2",
+         _llama3_step(n, seq, x), f"{x} TFLOP/s per GPU (BF16 MFU {round(100 * x / 989)} %)",
+         "microbatch 1; interleaving v = 8 (a chunk per layer: the first chunk of the first stage holds only the "
+         "embedding, the last of the last stage only the output layer, as §3.3.2 describes); FSDP that keeps "
+         "weights gathered through the step = ZeRO-1 with fp32 gradients (megatron-bf16); no recomputation",
+         model={"layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8, "ffn_hidden": 53248,
+                "gated_mlp": True, "vocab": 128256, "seq_len": seq},
+         batch={"micro_batch": 1, "global_batch": 16 * 2**20 // seq},
+         hardware={"profile": "h100-sxm5-80gb", "gpus": n},
+         parallel={"data": d, "tensor": t, "context": c, "pipeline": p, "interleave": 8, "zero": 1,
+                   "sequence_parallel": True, "stage_layers": [7] + [8] * 14 + [7]},
+         training={"precision": "megatron-bf16"})
+    for i, (n, t, c, p, d, seq, x) in enumerate(_L3)
+]
+
+# -------------------------------------------------------------------- Narayanan et al. 2021, Table 2
+_T2 = (  # scheme, layers, hidden, heads, model-parallel (t, p), batch, GPUs, microbatch, TFLOP/s
+    ("zero3", 96, 12288, 96, (1, 1), 1536, 384, 4, 144), ("zero3", 96, 12288, 96, (1, 1), 1536, 768, 2, 88),
+    ("zero3", 96, 12288, 96, (1, 1), 1536, 1536, 1, 44), ("zero3", 105, 20480, 128, (1, 1), 2560, 640, 4, 138),
+    ("zero3", 105, 20480, 128, (1, 1), 2240, 1120, 2, 98), ("zero3", 105, 20480, 128, (1, 1), 2240, 2240, 1, 48),
+    ("ptd-p", 96, 12288, 96, (8, 12), 1536, 384, 1, 153), ("ptd-p", 96, 12288, 96, (8, 12), 1536, 768, 1, 149),
+    ("ptd-p", 96, 12288, 96, (8, 12), 1536, 1536, 1, 141),
+    ("ptd-p", 105, 20480, 128, (8, 35), 2240, 560, 1, 171), ("ptd-p", 105, 20480, 128, (8, 35), 2240, 1120, 1, 167),
+    ("ptd-p", 105, 20480, 128, (8, 35), 2240, 2240, 1, 159),
+)
+_RUNS += [
+    _run(f"megatron-t2-{scheme}-{'175b' if l == 96 else '530b'}-{n}", "megatron-2021-t2",
+         f"Narayanan et al. 2021, Table 2 (row {i + 1})", _eq3_step(gb, l, h, n, x),
+         f"{x} TFLOP/s per GPU (Eq. 3, with recomputation)",
+         ("full recomputation; DeepSpeed's ZeRO-3 gathers each weight tensor (the source: 'We integrated ZeRO "
+          "into our codebase using the DeepSpeed Python library'); " if scheme == "zero3" else "t x p = 8 x 12 or 8 x 35 (only the model-parallel "
+          "size is printed); no interleaving; ") + "gradient reduction not overlapped; fp16",
+         model=_gpt(l, h, a, attention="standard"), batch={"micro_batch": b, "global_batch": gb},
+         hardware={**_SELENE, "gpus": n},
+         parallel={"data": n // (t * p), "tensor": t, "pipeline": p, "zero": 3 if scheme == "zero3" else 0,
+                   **({"zero3_gather": "tensor"} if scheme == "zero3" else {}), **_MEGATRON_2021},
+         training={"precision": "megatron-fp16"})
+    for i, (scheme, l, h, a, (t, p), gb, n, b, x) in enumerate(_T2)
+]
+
+# -------------------------------------------------------------------- Korthikanti et al. 2022
+_K = (  # model, layers, hidden, heads, p, GPUs, batch, microbatch, interleave, full-recompute s, present-work s
+    ("22b", 48, 6144, 64, 1, 8, 4, 4, 1, 1.42, 1.10), ("175b", 96, 12288, 96, 8, 64, 64, 1, 3, 18.13, 13.75),
+    ("530b", 105, 20480, 128, 35, 280, 280, 1, 3, 49.05, 37.83), ("1t", 128, 25600, 160, 64, 512, 512, 1, 1, 94.42, 71.49),
+)
+for size, l, h, a, p, n, gb, b, v, full, present in _K:
+    for mode, step in (("full", full), ("selective", present)):
+        _RUNS.append(_run(
+            f"korthikanti-{size}-{mode}", "korthikanti-2022", "Korthikanti et al. 2022, Tables 3 and 5", step,
+            f"{step} s per iteration", "fp16 (the paper says mixed precision); gradient reduction not overlapped "
+            "(§6: 'we do not use any overlapping of gradient all-reduces')",
+            model=_gpt(l, h, a, attention="standard"), batch={"micro_batch": b, "global_batch": gb},
+            hardware={**_SELENE, "gpus": n},
+            parallel={"tensor": 8, "pipeline": p, "interleave": v, "sequence_parallel": mode == "selective",
+                      "recompute": mode, "overlap_grad_reduce": False},
+            training={"precision": "megatron-fp16"}))
+_RUNS.append(_run(
+    "korthikanti-530b-selective-2240", "korthikanti-2022", "Korthikanti et al. 2022 §6.3", 39.15,
+    "39.15 s per iteration (MFU 54.2 %)", "as the 280-GPU run, with 8 data-parallel replicas",
+    model=_gpt(105, 20480, 128, attention="standard"), batch={"micro_batch": 1, "global_batch": 2240},
+    hardware={**_SELENE, "gpus": 2240},
+    parallel={"data": 8, "tensor": 8, "pipeline": 35, "interleave": 3, "sequence_parallel": True,
+              "recompute": "selective", "overlap_grad_reduce": False},
+    training={"precision": "megatron-fp16"}))
+
+# -------------------------------------------------------------------- Megatron-Core on H100
+_MC = (  # size, heads, hidden, layers, t, p, GPUs, batch, TFLOP/s
+    ("1.7b", 16, 2048, 24, 1, 1, 48, 192, 408.8), ("7.1b", 32, 4096, 30, 2, 1, 96, 192, 465.9),
+    ("16b", 48, 6144, 32, 4, 1, 192, 192, 489.1), ("32b", 56, 7168, 48, 8, 1, 384, 192, 459.6),
+    ("70b", 64, 8192, 84, 8, 2, 768, 384, 419.7), ("119b", 80, 10240, 92, 8, 4, 1536, 768, 420.5),
+    ("177b", 96, 12288, 96, 8, 6, 2304, 1152, 432.8), ("314b", 128, 16384, 96, 8, 8, 3072, 1536, 474.4),
+    ("462b", 144, 18432, 112, 8, 16, 6144, 3072, 459.9),
+)
+
+
+def _mcore_step(layers: int, hidden: int, heads: int, batch: int, gpus: int, tflops: float) -> float:
+    from .compute import training_flops
+    from .model import model
+    m = model(layers, hidden, heads, 131072, 4096)
+    return training_flops(m, batch, "none").model_flops / (gpus * tflops * 1e12)
+
+
+_RUNS += [
+    _run(f"megatron-core-h100-{size}", "megatron-core-h100",
+         "NVIDIA/Megatron-LM README, Performance Benchmarking (images/model_table.png, Megatron-Core r0.8.0)",
+         _mcore_step(l, h, a, gb, n, x), f"{x} TFLOP/s per GPU (model FLOPs)",
+         "Transformer Engine's fused attention (FlashAttention-3 class); GeLU MLP of 4h, multi-head attention, rotary positions, untied (the README gives only h, heads, layers, "
+         "V = 131,072, s = 4,096); microbatch 1; no interleaving; distributed optimizer (ZeRO-1); sequence "
+         "parallelism with TP; no recomputation",
+         model={"layers": l, "hidden": h, "heads": a, "vocab": 131072, "seq_len": 4096, "attention": "flash3"},
+         batch={"micro_batch": 1, "global_batch": gb}, hardware={"profile": "h100-sxm5-80gb", "gpus": n},
+         parallel={"data": n // (t * p), "tensor": t, "pipeline": p, "zero": 1, "sequence_parallel": t > 1,
+                   "overlap_param_gather": True, "tp_comm_overlap": True},
+         training={"precision": "megatron-bf16"})
+    for size, a, h, l, t, p, n, gb, x in _MC
+]
+
+# -------------------------------------------------------------------- NVIDIA's NeMo recipes on H100 (bf16)
+_NEMO_SRC = "NVIDIA/dgxc-benchmarking v24.11.1, {readme} (NeMo 24.09 on DGX H100, bf16)"
+_LLAMA31 = {"heads": None, "kv_heads": 8, "gated_mlp": True, "vocab": 128256, "seq_len": 8192, "attention": "flash3"}
+_NEMO = (  # name, readme, model, split, recompute, (GPUs, batch, step) rows
+    ("llama31-8b", "llama3.1/README_8b.md",
+     {**_LLAMA31, "layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 14336},
+     {"tensor": 1, "pipeline": 1, "context": 2}, ((8, 128, 12.91), (128, 2048, 13.10))),
+    ("llama31-70b", "llama3.1/README_70b.md",
+     {**_LLAMA31, "layers": 80, "hidden": 8192, "heads": 64, "ffn_hidden": 28672},
+     {"tensor": 4, "pipeline": 4, "context": 2, "interleave": 5, "sequence_parallel": True, "tp_comm_overlap": True},
+     ((64, 128, 14.72), (2048, 4096, 14.98))),
+    ("gpt3-175b", "nemo_megatron/README_175b.md", _gpt(96, 12288, 96, attention="flash3"),
+     {"tensor": 4, "pipeline": 8, "interleave": 12, "sequence_parallel": True, "tp_comm_overlap": True},
+     ((128, 256, 8.91), (2048, 4096, 9.02))),
+    ("nemotron4-340b", "nemotron/README_340b.md",
+     {"layers": 96, "hidden": 18432, "heads": 96, "kv_heads": 8, "ffn_hidden": 73728, "vocab": 256000,
+      "seq_len": 4096, "attention": "flash3"},
+     {"tensor": 8, "pipeline": 8, "interleave": 12, "sequence_parallel": True, "recompute": "selective"},
+     ((128, 32, 4.61), (2048, 512, 4.84))),
+)
+for name, readme, mdl, split, rows in _NEMO:
+    per_replica = split["tensor"] * split["pipeline"] * split.get("context", 1)
+    for n, gb, step in rows:
+        _RUNS.append(_run(
+            f"nemo-{name}-{n}", "nemo-h100", _NEMO_SRC.format(readme=readme), step,
+            f"{step} s per step (the last step's time)", "Transformer Engine's fused (cuDNN) attention, "
+            "FlashAttention-3 class; the recipe's distributed optimizer (ZeRO-1) with "
+            "gradient and weight overlap; microbatch 1 as the recipe says; squared-ReLU MLP of Nemotron-4 taken "
+            "as an ungated MLP of the same width",
+            model={k: x for k, x in mdl.items() if x is not None}, batch={"micro_batch": 1, "global_batch": gb},
+            hardware={"profile": "h100-sxm5-80gb", "gpus": n},
+            parallel={"data": n // per_replica, "zero": 1, "overlap_param_gather": True, **split},
+            training={"precision": "megatron-bf16"}))
+
+# -------------------------------------------------------------------- MosaicML MPT with FSDP
+_MPT = {"1b": (24, 2048, 16), "3b": (32, 2560, 20), "7b": (32, 4096, 32), "13b": (40, 5120, 40),
+        "30b": (48, 7168, 56), "70b": (80, 8192, 64)}
+_MOSAIC = (  # model, profile, GPUs, seq, microbatch, accumulation, tokens/s per GPU, FULL_SHARD?, checkpointing
+    ("70b", "h100-sxm5-80gb", 512, 2048, 8, 1, 1007, True, True),
+    ("70b", "h100-sxm5-80gb", 128, 2048, 8, 1, 1058, True, True),
+    ("30b", "h100-sxm5-80gb", 512, 2048, 8, 1, 2115, True, True),
+    ("30b", "h100-sxm5-80gb", 128, 2048, 8, 1, 2199, True, True),
+    ("13b", "h100-sxm5-80gb", 512, 2048, 16, 1, 4952, True, True),
+    ("13b", "h100-sxm5-80gb", 128, 2048, 16, 1, 5080, True, True),
+    ("7b", "h100-sxm5-80gb", 512, 2048, 6, 1, 9670, True, False),
+    ("7b", "h100-sxm5-80gb", 128, 2048, 6, 1, 10475, True, False),
+    ("3b", "h100-sxm5-80gb", 512, 2048, 8, 1, 21664, False, False),
+    ("3b", "h100-sxm5-80gb", 128, 2048, 8, 1, 23422, False, False),
+    ("1b", "h100-sxm5-80gb", 512, 2048, 12, 1, 39837, False, False),
+    ("1b", "h100-sxm5-80gb", 128, 2048, 12, 1, 44123, False, False),
+    ("7b", "h100-sxm5-80gb", 8, 8192, 8, 2, 6935, True, True),
+    ("70b", "a100-sxm4-80gb", 64, 2048, 8, 4, 410, True, True),
+    ("13b", "a100-sxm4-80gb", 8, 8192, 5, 3, 1795, True, True),
+    ("70b", "a100-sxm4-40gb", 128, 2048, 4, 1, 376, True, True),
+    ("7b", "a100-sxm4-40gb", 128, 2048, 18, 1, 3623, True, True),
+    ("1b", "a100-sxm4-40gb", 128, 2048, 10, 1, 18647, True, False),
+)
+for size, prof, n, seq, b, acc, tps, full, ac in _MOSAIC:
+    l, h, a = _MPT[size]
+    gb = b * acc * n
+    step = gb * seq / (tps * n)
+    _RUNS.append(_run(
+        f"mosaic-mpt-{size}-{prof.split('-')[0]}-{n}-{seq // 1024}k", "mosaic-mpt",
+        "mosaicml/llm-foundry scripts/train/benchmarking/README.md (commit 8c8dd48)", step,
+        f"{tps} tokens/s per GPU", "MPT: GeLU MLP of 4h, no biases, tied, learned positions (the table's "
+        "parameter counts grow with the sequence); FlashAttention; nodes of 8 with 8 NICs of 400 Gb/s (H100) or "
+        "200 Gb/s (A100: 'RoCE 1600 Gbps')",
+        model={"layers": l, "hidden": h, "heads": a, "vocab": 50368, "seq_len": seq, "tied_embeddings": True,
+               "learned_positions": True},
+        batch={"micro_batch": b, "global_batch": gb}, hardware={"profile": prof, "gpus": n},
+        parallel={"data": n, "zero": 3 if full else 2, "recompute": "full" if ac else "none"},
+        training={"precision": "bf16-adam"}))
+
+# -------------------------------------------------------------------- IBM and Meta, PyTorch FSDP blog
+_LLAMA2 = {"7b": (32, 4096, 32, 32, 11008), "13b": (40, 5120, 40, 40, 13824), "34b": (48, 8192, 64, 8, 22016),
+           "70b": (80, 8192, 64, 8, 28672)}
+_IBM = (  # model, recompute, A100 tokens/s per GPU, H100 tokens/s per GPU
+    ("7b", "none", 3700, 7500), ("13b", "selective", 1800, 3800), ("34b", "full", 700, 1550),
+    ("70b", "full", 370, 800))
+for size, rec, a100, h100 in _IBM:
+    l, h, a, kv, f = _LLAMA2[size]
+    for prof, n, nic, tps in (("a100-sxm4-80gb", 128, "6.25GB/s", a100), ("h100-sxm5-80gb", 96, "12.5GB/s", h100)):
+        _RUNS.append(_run(
+            f"ibm-fsdp-llama2-{size}-{prof.split('-')[0]}", "ibm-fsdp",
+            "PyTorch blog (IBM and Meta, 2024), 'Maximizing training throughput using PyTorch FSDP', Table 1",
+            2 * 4096 / tps, f"{tps} tokens/s per GPU",
+            "full sharding over all GPUs; 'selective' checkpointing taken as every other block is not expressible "
+            "and is read as selective; the cluster's 400 (A100) and 800 (H100) Gb/s are per node: "
+            f"{nic} per GPU",
+            model={"layers": l, "hidden": h, "heads": a, "kv_heads": kv, "ffn_hidden": f, "gated_mlp": True,
+                   "vocab": 32000, "seq_len": 4096},
+            batch={"micro_batch": 2, "global_batch": 2 * n},
+            hardware={"profile": prof, "gpus": n, "inter_node_bandwidth": nic},
+            parallel={"data": n, "zero": 3, "recompute": rec}, training={"precision": "bf16-adam"}))
+
+#: Every run, in the order of the groups above.
+RUNS: tuple[Run, ...] = tuple(_RUNS)
+#: The groups, in order.
+GROUPS: tuple[str, ...] = tuple(dict.fromkeys(r.group for r in RUNS))
+
+#: Published ceilings ("up to"): (name, source, SPEC, the most model FLOP/s per GPU the source claims).
+BOUNDS = (
+    ("opt-175b", "Zhang et al. 2022 §2.4: 'utilization of up to 147 TFLOP/s per GPU' on 992 A100 80GB, FSDP "
+     "with Megatron TP 8, 2M-token batches",
+     MappingProxyType({"model": _gpt(96, 12288, 96, vocab=50272), "batch": {"micro_batch": 8, "global_batch": 992},
+                       "hardware": {**_SELENE, "gpus": 992},
+                       "parallel": {"data": 124, "tensor": 8, "zero": 3, "recompute": "full"},
+                       "training": {"precision": "bf16-adam"}}), 147e12),
+)

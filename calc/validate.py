@@ -1,0 +1,190 @@
+"""How well the plan's step time matches measured runs (:mod:`calc.runs`).
+
+For every run: the predicted step time (``python -m calc plan`` on the run's SPEC),
+the measured one, the error ``predicted/measured − 1``, and whether the plan fits in
+memory. Then, per group and overall, the mean and the largest ``|error|``.
+
+Cross-validation: the profiles' efficiency constants named in :data:`FITTED` are
+fitted (a grid search minimising the mean ``|error|``) on one half of the runs and the
+errors reported on the other half, then the halves swap (two folds; a run's half is
+its position within its group, alternating). The constants fitted on all runs are
+reported beside the profiles' own, so a reader sees how far the sourced figures are
+from what the measurements prefer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from math import fsum
+from types import MappingProxyType
+
+from . import hardware as _hardware
+from . import plan as _plan
+from .command import is_blank, parse_param
+from .runs import BOUNDS, GROUPS, REFERENCE_GROUPS, RUNS, Run
+
+__all__ = ["RunResult", "GroupSummary", "Validation", "validate", "predict", "FITTED", "GRID"]
+
+#: The constants cross-validation fits, each a (profile family, field): the family's profiles share it.
+FITTED = (("a100", "gemm_efficiency"), ("h100", "gemm_efficiency"))
+#: The values tried for each fitted constant.
+GRID = tuple(round(0.60 + 0.02 * i, 2) for i in range(15))
+_FAMILIES = {"a100": ("a100-sxm4-40gb", "a100-sxm4-80gb"), "h100": ("h100-sxm5-80gb", "h200-sxm-141gb")}
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """One run against the model."""
+
+    name: str
+    group: str
+    gpus: int
+    measured_step_s: float
+    predicted_step_s: float
+    error: float  #: predicted / measured − 1
+    fits: bool  #: the plan fits in the GPU's memory (with the reserve)
+    memory_gib: float  #: the most loaded GPU's memory, reserve included (GiB)
+    capacity_gib: float
+    mfu: float
+    source: str
+    measured: str
+    assumed: str
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSummary:
+    """Errors of a set of runs."""
+
+    group: str
+    runs: int
+    mean_abs_error: float
+    max_abs_error: float
+    worst: str  #: the run with the largest |error|
+    all_fit: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Validation:
+    """The whole comparison."""
+
+    runs: tuple[RunResult, ...]
+    groups: tuple[GroupSummary, ...]
+    reference: GroupSummary  #: the reference groups together
+    overall: GroupSummary
+    cross_validated: GroupSummary  #: each run predicted with constants fitted on the other half
+    cross_validated_reference: GroupSummary
+    constants: tuple[dict, ...]  #: per fitted constant: the profile's value and the value fitted on all runs
+    bounds: tuple[dict, ...]  #: published ceilings: the predicted figure and whether it stays below
+
+    def as_dict(self) -> dict:
+        from dataclasses import asdict
+        return asdict(self)
+
+
+def _values(spec) -> dict:
+    """The plan command's parsed values for a run's SPEC (blank → default)."""
+    from .api import COMMANDS
+    flat = {k: x for section in spec.values() for k, x in section.items()}
+    out = {}
+    for p in COMMANDS["plan"].params:
+        raw = flat.get(p.name)
+        if is_blank(raw) and not isinstance(raw, (list, bool, int, float)):
+            raw = p.default
+        out[p.name] = None if raw is None or (isinstance(raw, str) and is_blank(raw)) else parse_param(p, raw)
+    return out
+
+
+def predict(spec, gpus: dict | None = None) -> _plan.Plan:
+    """The plan of a SPEC, with ``gpus`` replacing profiles by name (fitted copies)."""
+    from .commands.plan import _spec_model, _spec_parallel
+    v = _values(spec)
+    gpu = (gpus or {}).get(v["profile"])
+    hw = _hardware.hardware(
+        v["gpus"], v["memory"], v["flops_per_gpu"], v["intra_node_bandwidth"], v["inter_node_bandwidth"], None,
+        v["gpus_per_node"], v["compute_efficiency"], profile_name=v["profile"], hbm_bandwidth=v["hbm_bandwidth"],
+        reserve=v["reserve"], dtype=_hardware.PRECISION_DTYPES[v["precision"]],
+        intra_node_startup=v["intra_node_startup"], inter_node_startup=v["inter_node_startup"], gpu=gpu)
+    return _plan.plan(_spec_model(v), v["micro_batch"], v["global_batch"], hw, _spec_parallel(v), v["precision"])
+
+
+def _result(run: Run, gpus: dict | None = None) -> RunResult:
+    pl = predict(run.spec, gpus)
+    mem = pl.memory_per_device
+    return RunResult(run.name, run.group, run.gpus, run.step_time_s, pl.step_time_s,
+                     pl.step_time_s / run.step_time_s - 1, mem.fits, mem.total_gib, mem.capacity_gib, pl.mfu,
+                     run.source, run.measured, run.assumed)
+
+
+def _summary(group: str, results: list[RunResult]) -> GroupSummary:
+    errors = [abs(r.error) for r in results]
+    worst = max(results, key=lambda r: abs(r.error))
+    return GroupSummary(group, len(results), fsum(errors) / len(errors), max(errors), worst.name,
+                        all(r.fits for r in results))
+
+
+def _profiles(values: dict[tuple[str, str], float]) -> dict:
+    """Copies of the profiles with fitted constants."""
+    out = {}
+    for (family, field), x in values.items():
+        for name in _FAMILIES[family]:
+            base = out.get(name, _hardware.PROFILES[name])
+            out[name] = replace(base, **{field: x})
+    return out
+
+
+def _fit(runs: list[Run]) -> dict[tuple[str, str], float]:
+    """Coordinate search over :data:`GRID` for each constant in :data:`FITTED`, minimising mean |error|."""
+    values = {(f, k): getattr(_hardware.PROFILES[_FAMILIES[f][-1]], k) for f, k in FITTED}
+
+    def loss(vals: dict) -> float:
+        gpus = _profiles(vals)
+        errs = [abs(_result(r, gpus).error) for r in runs]
+        return fsum(errs) / len(errs)
+
+    for _ in range(2):
+        for key in values:
+            family = key[0]
+            if not any(r.spec["hardware"]["profile"] in _FAMILIES[family] for r in runs):
+                continue
+            best = min(GRID, key=lambda x: loss({**values, key: x}))
+            values[key] = best
+    return values
+
+
+def validate(cross_validate: bool = True) -> Validation:
+    """Predict every run with the profiles as they are; then cross-validate the fitted constants.
+
+    >>> v = validate(cross_validate=False)
+    >>> v.overall.runs == len(RUNS), v.reference.group
+    (True, 'reference')
+    """
+    results = [_result(r) for r in RUNS]
+    by_group = [_summary(g, [r for r in results if r.group == g]) for g in GROUPS]
+    reference = _summary("reference", [r for r in results if r.group in REFERENCE_GROUPS])
+    overall = _summary("all", results)
+    constants: list[dict] = []
+    cv, cv_ref = overall, reference
+    if cross_validate:
+        halves = ([], [])
+        for g in GROUPS:
+            for i, r in enumerate(x for x in RUNS if x.group == g):
+                halves[i % 2].append(r)
+        crossed: list[RunResult] = []
+        for train, test in ((halves[0], halves[1]), (halves[1], halves[0])):
+            gpus = _profiles(_fit(train))
+            crossed += [_result(r, gpus) for r in test]
+        cv = _summary("cross-validated", crossed)
+        cv_ref = _summary("cross-validated reference", [r for r in crossed if r.group in REFERENCE_GROUPS])
+        fitted_all = _fit(list(RUNS))
+        for (family, field), x in fitted_all.items():
+            constants.append({"profiles": list(_FAMILIES[family]), "constant": field,
+                              "profile_value": getattr(_hardware.PROFILES[_FAMILIES[family][-1]], field),
+                              "fitted_on_all_runs": x})
+    bounds = []
+    for name, source, spec, ceiling in BOUNDS:
+        pl = predict(spec)
+        bounds.append({"name": name, "source": source, "predicted_flops_per_gpu": pl.achieved_flops_per_gpu,
+                       "ceiling_flops_per_gpu": ceiling, "below_ceiling": pl.achieved_flops_per_gpu <= ceiling,
+                       "fits": pl.memory_per_device.fits})
+    return Validation(tuple(results), tuple(by_group), reference, overall, cv, cv_ref, tuple(constants),
+                      tuple(bounds))
