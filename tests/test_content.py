@@ -326,9 +326,10 @@ def test_allreduce_tables_show_the_startup_term_taking_over(site):
 @pytest.mark.build
 @pytest.mark.parametrize("page", ["quiz.md"] + [f"strategies/{s}.md" for s in STRATEGIES])
 def test_answers_are_inside_details(site, page):
-    """Every question renders as a native <details> (keyboard and no-JS friendly), closed by default."""
+    """Every answer is in a native <details> (keyboard and no-JS friendly), closed by default."""
     body = _article(_html(site, page))
-    details = re.findall(r"<details class=\"question\"( open)?>(.*?)</details>", body, flags=re.S)
+    details = re.findall(r"<details class=\"question(?: quiz__answer\" data-quiz-answer|\")( open)?>(.*?)</details>",
+                         body, flags=re.S)
     assert details, page
     for is_open, inner in details:
         assert not is_open
