@@ -15,11 +15,23 @@
     Sequences per update for a token budget, rounded down to a multiple of
     ``K`` (:func:`calc.batch.sequences_for_tokens`), or the tokens those
     sequences hold.
+
+``<!-- calc:commands -->``
+    Every command of ``python -m calc`` (:data:`calc.api.COMMANDS`, the list
+    ``--help`` prints) with what it computes, so a page that lists them never
+    goes stale when a command is added.
+
+``<!-- calc:params layers=L hidden=H heads=A vocab=V seq_len=S [kv_heads=..] [ffn_hidden=..] [gated_mlp=true] [biases=true] [learned_positions=true] [tied_embeddings=true] show=KEY -->``
+    One parameter count of a model (:func:`calc.model.param_count`): ``total``,
+    ``embedding`` (word embedding, with learned positions), ``output_head`` (0
+    when tied) or ``per_dense_layer`` (one transformer block).
 """
 
 from __future__ import annotations
 
 from calc import batch as _batch
+from calc import model as _model
+from calc.api import COMMANDS
 from calc.collectives import ring_allreduce_schedule
 from calc.units import format_count
 
@@ -80,4 +92,45 @@ def render_sequences(marker: Marker) -> str:
     return format_count(_batch.global_batch(n, 1, 1, seq_len=s).tokens_per_update, "tokens")
 
 
-RENDERERS = {"cases": render_cases, "schedule": render_schedule, "sequences": render_sequences}
+def build_commands() -> Table:
+    """One row per command of ``python -m calc``, in the order ``--help`` lists them."""
+    rows = tuple((f"`python -m calc {c.name}`", c.title) for c in COMMANDS.values())
+    return Table(("Command", "What it computes"), rows, align=("l", "l"))
+
+
+def render_commands(marker: Marker) -> str:
+    if marker.words:
+        raise MarkerError("takes no command name: calc:commands")
+    return build_commands().as_markdown()
+
+
+_MODEL_COUNTS = ("layers", "hidden", "heads", "vocab", "seq_len", "kv_heads", "ffn_hidden")
+_MODEL_FLAGS = ("gated_mlp", "biases", "learned_positions", "tied_embeddings")
+_PARAM_COUNTS = ("total", "embedding", "output_head", "per_dense_layer")
+
+
+def render_params(marker: Marker) -> str:
+    if marker.words:
+        raise MarkerError("takes no command name: calc:params layers=L hidden=H ... show=KEY")
+    show = marker.take("show")
+    if show not in _PARAM_COUNTS:
+        raise MarkerError(f"show must be one of {', '.join(_PARAM_COUNTS)}, got {show!r}")
+    counts = {k: marker.take(k) for k in _MODEL_COUNTS}
+    flags = {k: marker.take(k, "false") for k in _MODEL_FLAGS}
+    missing = [k for k in _MODEL_COUNTS[:5] if counts[k] is None]
+    if missing:
+        raise MarkerError(f"needs {', '.join(f'{k}=N' for k in missing)}")
+    for k, v in flags.items():
+        if v not in ("true", "false"):
+            raise MarkerError(f"{k} must be true or false, got {v!r}")
+    try:
+        numbers = {k: int(v) for k, v in counts.items() if v is not None}
+    except ValueError as e:
+        raise MarkerError(f"{', '.join(_MODEL_COUNTS)} must be whole numbers: {e}") from None
+    m = _model.model(numbers.pop("layers"), numbers.pop("hidden"), numbers.pop("heads"), numbers.pop("vocab"),
+                     numbers.pop("seq_len"), **numbers, **{k: v == "true" for k, v in flags.items()})
+    return format_count(getattr(_model.param_count(m), show), "parameters")
+
+
+RENDERERS = {"cases": render_cases, "schedule": render_schedule, "sequences": render_sequences,
+             "commands": render_commands, "params": render_params}

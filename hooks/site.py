@@ -2,8 +2,9 @@
 
 Renderers: :mod:`hooks.tables` (values, tables), :mod:`hooks.widgets`
 (calculators), :mod:`hooks.views` (the tool pages: atlas, memory, timeline, planner). Assets: :mod:`hooks.assets` (npm files served by the site), :mod:`hooks.runtime`
-(Pyodide and the ``calc`` wheel for the page's worker), :mod:`hooks.math` (formulas rendered
-by KaTeX at build time), :mod:`hooks.csp`, :mod:`hooks.reproducible`.
+(Pyodide and the ``calc`` wheel for the page's worker), :mod:`hooks.quiz` (questions with
+options as quizzes), :mod:`hooks.math` (formulas rendered by KaTeX at build time),
+:mod:`hooks.csp`, :mod:`hooks.reproducible`.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import assets, content, csp, math, reproducible, runtime, tables, views, widgets
+from . import assets, content, csp, math, quiz, reproducible, runtime, tables, views, widgets
 from .markers import MarkerError, Renderer, replace_markers
 from .math import MathError
+from .quiz import QuizError
 
-__all__ = ["BuildState", "MarkerError", "MathError", "on_files", "on_page_markdown", "on_page_content", "on_post_build",
-           "close"]
+__all__ = ["BuildState", "MarkerError", "MathError", "QuizError", "on_files", "on_page_markdown", "on_page_content",
+           "on_post_build", "close"]
 
 
 @dataclass(slots=True)
@@ -51,6 +53,7 @@ def on_page_markdown(state: BuildState, markdown: str, page) -> str:
 
 
 def on_page_content(state: BuildState, html: str, page) -> str:
+    html = quiz.render_page(html, page.file.src_uri)  # first: options and answers may hold math
     return math.render_page(html, state.katex, page.file.src_uri)
 
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from calc.errors import CalcError
-from hooks.content import RENDERERS, build_cases, build_schedule
+from hooks.content import RENDERERS, build_cases, build_commands, build_schedule
 from hooks.markers import MARKER_RE, MarkerError, parse, replace_markers
 from calc.api import COMMANDS
 
@@ -176,6 +176,54 @@ def test_sequences_marker_gpt3():
     assert _render("<!-- calc:sequences tokens=3.2e6 seq_len=2048 multiple_of=512 show=tokens -->") == "3,145,728 tokens"
 
 
+def test_commands_table_lists_every_command_in_registry_order():
+    """One row per command of calc.api.COMMANDS, as --help lists them, with its title."""
+    t = build_commands()
+    assert t.header == ("Command", "What it computes")
+    assert [row[0] for row in t.rows] == [f"`python -m calc {name}`" for name in COMMANDS]
+    assert [row[1] for row in t.rows] == [c.title for c in COMMANDS.values()]
+    assert _render("<!-- calc:commands -->") == t.as_markdown()
+
+
+LLAMA3_8B = "layers=32 hidden=4096 heads=32 kv_heads=8 ffn_hidden=14336 gated_mlp=true vocab=128256 seq_len=8192"
+GPT3 = "layers=96 hidden=12288 heads=96 vocab=51200 seq_len=2048 biases=true learned_positions=true"
+
+
+@pytest.mark.parametrize(
+    ("model", "show", "expected"),
+    [
+        (LLAMA3_8B, "total", "8,030,261,248 parameters"),  # Meta's published count
+        (LLAMA3_8B, "output_head", f"{128256 * 4096:,} parameters"),  # V·h, untied
+        (LLAMA3_8B, "per_dense_layer", f"{2 * 4096**2 + 2 * 4096 * 1024 + 3 * 4096 * 14336 + 2 * 4096:,} parameters"),
+        (GPT3, "output_head", f"{51200 * 12288:,} parameters"),
+        (GPT3, "per_dense_layer", f"{12 * 12288**2 + 13 * 12288:,} parameters"),  # Eq. 2's per-layer term
+        (GPT3 + " tied_embeddings=true", "output_head", "0 parameters"),
+    ],
+)
+def test_params_marker_counts_the_parts_of_a_model(model, show, expected):
+    """Parameter counts by part: Llama 3 8B's published total, V·h heads, one block."""
+    assert _render(f"<!-- calc:params {model} show={show} -->") == expected
+
+
+@pytest.mark.parametrize(
+    ("marker", "message"),
+    [
+        ("<!-- calc:params layers=2 hidden=64 heads=4 vocab=100 -->", "show must be one of"),
+        ("<!-- calc:params layers=2 hidden=64 heads=4 vocab=100 show=total -->", "needs seq_len=N"),
+        ("<!-- calc:params layers=2 hidden=64 heads=4 vocab=100 seq_len=8 gated_mlp=yes show=total -->",
+         "gated_mlp must be true or false, got 'yes'"),
+        ("<!-- calc:params layers=two hidden=64 heads=4 vocab=100 seq_len=8 show=total -->", "must be whole numbers"),
+        ("<!-- calc:params layers=2 hidden=64 heads=5 vocab=100 seq_len=8 show=total -->", "heads"),
+        ("<!-- calc:commands batch -->", "takes no command name"),
+    ],
+)
+def test_bad_params_and_commands_markers_fail(marker, message):
+    """A bad parameter-count or command-list marker fails the build, naming the reason."""
+    with pytest.raises(MarkerError) as e:
+        _render(marker)
+    assert message in str(e.value)
+
+
 @pytest.mark.parametrize(
     ("marker", "message"),
     [
@@ -278,9 +326,10 @@ def test_allreduce_tables_show_the_startup_term_taking_over(site):
 @pytest.mark.build
 @pytest.mark.parametrize("page", ["quiz.md"] + [f"strategies/{s}.md" for s in STRATEGIES])
 def test_answers_are_inside_details(site, page):
-    """Every question renders as a native <details> (keyboard and no-JS friendly), closed by default."""
+    """Every answer is in a native <details> (keyboard and no-JS friendly), closed by default."""
     body = _article(_html(site, page))
-    details = re.findall(r"<details class=\"question\"( open)?>(.*?)</details>", body, flags=re.S)
+    details = re.findall(r"<details class=\"question(?: quiz__answer\" data-quiz-answer|\")( open)?>(.*?)</details>",
+                         body, flags=re.S)
     assert details, page
     for is_open, inner in details:
         assert not is_open

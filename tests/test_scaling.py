@@ -198,9 +198,10 @@ def test_scaling_command_json_keys_and_values():
 
 
 def test_capacity_command_defaults():
-    """The capacity command's defaults are the 7.5B example: it does not fit on 80 GB."""
+    """The capacity command's defaults are the 7.5B example on a card of 80 GiB (2^30 B units): it does not fit."""
     out = evaluate("capacity", {})
     assert (out["state_bytes"], out["fits"], out["min_devices"]) == (120e9, "does not fit", 2)
+    assert out["device_memory_bytes"] == 80 * 2**30
 
 
 def test_command_rejects_text_that_is_not_a_number():

@@ -63,7 +63,7 @@ CAPACITY = Command(
         Param("params", "number", "Parameters Ψ (e.g. 175e9)", default="7.5e9", minimum=0),
         Param("bytes_per_param", "number", "Bytes of state per parameter k (16 mixed-precision Adam)",
               default="16", minimum=0),
-        Param("device_memory", "size", "Memory per device M (e.g. 80GB, 80GiB)", default="80GB"),
+        Param("device_memory", "size", "Memory per device M (e.g. 80GiB; 1 GiB = 2^30 bytes)", default="80GiB"),
         Param("devices", "count", "Devices the state is partitioned over N", default="1"),
     ),
     results=(
@@ -76,5 +76,5 @@ CAPACITY = Command(
         Result("devices", "Devices N", "count"),
     ),
     compute=_compute_capacity,
-    example={"params": "7.5e9", "bytes_per_param": "16", "device_memory": "80GB", "devices": "1"},
+    example={"params": "7.5e9", "bytes_per_param": "16", "device_memory": "80GiB", "devices": "1"},
 )

@@ -44,8 +44,9 @@ MEMORY = Command(
               help=f"Whole model, up to {_memory.MAX_PARAMS:.0e}; e.g. 7.5e9."),
         Param("data_parallel", "count", "Data-parallel degree N_d (ZeRO shards over it)", default="1",
               maximum=_MAX_DEGREE),
-        Param("zero", "count", "ZeRO stage (0-3; 1 = Megatron's distributed optimizer)", default="0", minimum=0,
-              maximum=3),
+        Param("zero", "count", "ZeRO stage (0-3)", default="0", minimum=0, maximum=3,
+              help="1 shards the optimizer states; with a megatron-* recipe that is Megatron's distributed "
+                   "optimizer, whose sharded state includes the fp32 main gradients."),
         Param("tensor_parallel", "count", "Tensor-parallel degree TP", default="1", maximum=_MAX_DEGREE),
         Param("pipeline_parallel", "count", "Pipeline-parallel degree PP", default="1", maximum=_MAX_DEGREE),
         _PRECISION,
@@ -201,8 +202,9 @@ BUBBLE = Command(
     title="Pipeline bubble",
     params=_STAGES,
     results=(
-        Result("bubble_fraction", "Bubble / ideal compute time (p−1)/(v·m) (Megatron)", "ratio"),
-        Result("bubble_share", "Bubble / total time (p−1)/(v·m + p−1) (GPipe)", "ratio"),
+        Result("bubble_fraction", "Bubble / ideal compute time (p−1)/(v·m) (Narayanan et al.)", "ratio"),
+        Result("bubble_share", "Bubble / total time (p−1)/(v·m + p−1) (GPipe's, generalised to v by this site)",
+               "ratio"),
     ),
     compute=_compute_bubble,
     example={"stages": "8", "microbatches": "32"},

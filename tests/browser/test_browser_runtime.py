@@ -124,3 +124,50 @@ def test_unavailable_within_15_s_with_build_time_results(browser, base_url, watc
     finally:
         context.close()
     assert watch.offsite == []
+
+
+#: The status line's ::before as the page draws it, and whether its text holds any pictograph.
+STATUS_MARK = """(root) => {
+  const status = root.querySelector(".calc__status");
+  const mark = getComputedStyle(status, "::before");
+  return { content: mark.content, width: parseFloat(mark.width), animation: mark.animationName,
+           border: mark.borderTopStyle, text: status.textContent,
+           pictograph: /\\p{Extended_Pictographic}/u.test(status.textContent + mark.content) };
+}"""
+
+
+@pytest.mark.parametrize("motion", ["no-preference", "reduce"])
+def test_loading_shows_a_css_indicator_not_an_emoji(browser, base_url, watch, motion):
+    """While Python loads, the status has a CSS-drawn ring (still under reduced motion) and plain text."""
+    held = []
+
+    def hold_wasm(route):
+        if route.request.url.endswith("pyodide.asm.wasm"):
+            held.append(route)
+            return True
+        return False
+
+    context = open_context(browser, base_url, watch, fault=hold_wasm, reduced_motion=motion)
+    try:
+        page = context.new_page()
+        # the worker's request for the WebAssembly is held; wait for it, so it is there to release
+        with context.expect_event("request", lambda r: r.url.endswith("pyodide.asm.wasm"), timeout=30_000):
+            page.goto("/calculators/batch/")
+        calc = Calculator(page, "batch")
+        calc.wait_state("loading")
+        assert held, "the request was seen but not routed"
+        mark = calc.root.evaluate(STATUS_MARK)
+        assert mark["content"] == '""', mark  # no text of its own: the status text is what is announced
+        assert mark["width"] > 4 and not mark["pictograph"], mark
+        assert mark["text"].startswith("Loading Python in your browser"), mark
+        if motion == "reduce":
+            assert (mark["animation"], mark["border"]) == ("none", "dotted"), mark
+        else:
+            assert (mark["animation"], mark["border"]) == ("calc-spin", "solid"), mark
+        while held:
+            held.pop().continue_()
+        calc.wait_state("ready", timeout=30_000)
+        assert calc.root.evaluate(STATUS_MARK)["content"] in ("none", "normal"), "the ring stays after loading"
+    finally:
+        context.close()
+    assert watch.offsite == []

@@ -1,10 +1,11 @@
-"""Keyboard only: Tab walks each calculator and each folded answer in DOM order, visibly, and out again.
+"""Keyboard only: Tab walks each calculator, each quiz and each folded answer in DOM order, visibly, and out again.
 
-Calculators and questions (``<details>`` in a page's article) are discovered from the built site.
-A walk starts on the last Tab stop before the widget (focused by script), then presses Tab
-until focus leaves the widget: the stops inside must be the widget's tabbable elements in DOM
-order, each with a visible focus indicator (an outline or a box-shadow), and focus must leave
-(no trap). Answers open with Enter and with Space.
+Calculators, quizzes (``[data-quiz]``) and questions (``<details>`` in a page's article) are
+discovered from the built site. A walk starts on the last Tab stop before the widget (focused by
+script), then presses Tab until focus leaves the widget: the stops inside must be the widget's
+tabbable elements in DOM order, each with a visible focus indicator (an outline or a box-shadow),
+and focus must leave (no trap). Answers open with Enter and with Space. A quiz's radio buttons are
+one Tab stop; the arrow keys choose, Enter on the Check button reveals the fold with the reasoning.
 """
 
 from __future__ import annotations
@@ -68,6 +69,22 @@ def walk(page, root) -> tuple[list[int], list[str], str]:
     return stops, invisible, "(still inside: a trap)"
 
 
+def walk_problems(page, root, name: str, expected_js: str) -> list[str]:
+    """Walk ``root``; compare the stops with the data-kbd numbers ``expected_js`` picks; say what is wrong."""
+    stops, invisible, exit_ = walk(page, root)
+    expected = root.evaluate(expected_js)
+    problems = [f"{name}: Tab stops {stops}, expected {expected}"] if stops != expected else []
+    if invisible:
+        problems.append(f"{name}: focus not visible on {invisible}")
+    if exit_.startswith("(still"):
+        problems.append(f"{name}: {exit_}")
+    return problems
+
+
+#: Every numbered stop, in order.
+ALL_STOPS = "r => [...r.querySelectorAll('[data-kbd]')].map((el) => Number(el.dataset.kbd))"
+
+
 @pytest.fixture(scope="module")
 def widgets(site):
     found = calculators(site)
@@ -102,9 +119,10 @@ def test_every_question_opens_from_the_keyboard(page, site):
     questions = 0
     for path in page_paths(site):
         page.goto(path)
-        total = page.locator("article details").count()
+        folds = "article details:not([data-quiz-answer])"  # a quiz's fold is walked with its quiz
+        total = page.locator(folds).count()
         for i in range(total):
-            details = page.locator("article details").nth(i)
+            details = page.locator(folds).nth(i)
             if details.evaluate("d => d.parentElement.closest('details') !== null"):
                 continue  # a fold inside a fold is walked with its parent
             questions += 1
@@ -127,13 +145,50 @@ def test_every_question_opens_from_the_keyboard(page, site):
                 problems.append(f"{path} question {i}: open after Enter, Enter, Space: {opened}")
                 continue
             # now open: a walk from before the summary passes the summary, the answer's links, then out
-            stops, invisible, exit_ = walk(page, details)
-            expected = list(range(details.evaluate("d => d.querySelectorAll('[data-kbd]').length")))
-            if stops != expected:
-                problems.append(f"{path} question {i}: Tab stops {stops}, expected {expected}")
-            if invisible:
-                problems.append(f"{path} question {i}: focus not visible on {invisible}")
-            if exit_.startswith("(still"):
-                problems.append(f"{path} question {i}: {exit_}")
+            problems += walk_problems(page, details, f"{path} question {i}", ALL_STOPS)
     assert questions > 0, "no folded answer on any built page: the discovery is broken"
+    assert problems == [], "\n".join(problems)
+
+
+def focus_problems(root, selector: str, what: str, name: str) -> list[str]:
+    """Whether focus is on ``root``'s first ``selector`` element, visibly; an empty list if so."""
+    at = root.evaluate("(r, sel) => ({on: document.activeElement === r.querySelector(sel), "
+                       "show: window.__kbd.where(r).visible})", selector)
+    if not at["on"]:
+        return [f"{name}: Tab did not reach {what}"]
+    return [] if at["show"] else [f"{name}: focus on {what} is not visible"]
+
+
+def test_every_quiz_walks_by_keyboard(page, site):
+    """Each quiz: one Tab stop for its options, arrows choose, Tab to Check, Enter reveals the fold, Tab walks out."""
+    problems = []
+    quizzes = 0
+    for path in page_paths(site):
+        page.goto(path)
+        for i in range(page.locator("[data-quiz]").count()):
+            quizzes += 1
+            root = page.locator("[data-quiz]").nth(i)
+            root.locator("[data-quiz-check]").wait_for(state="visible")
+            name = f"{path} quiz {i}"
+            page.evaluate(HELPERS)
+            root.evaluate("r => window.__kbd.prepare(r)")
+            page.keyboard.press("Tab")
+            found = focus_problems(root, "input[type=radio]", "the first option", name)
+            page.keyboard.press("ArrowDown")
+            chosen = root.evaluate("r => r.querySelector('input[type=radio]:checked')?.value ?? null")
+            if chosen != "1":
+                found.append(f"{name}: ArrowDown chose {chosen!r}, not the second option")
+            page.keyboard.press("Tab")
+            found += focus_problems(root, "[data-quiz-check]", "the Check button", name)
+            if any("did not reach" in f for f in found):
+                problems += found
+                continue
+            page.keyboard.press("Enter")
+            verdict = root.evaluate("r => r.querySelector('[data-quiz-verdict]').textContent")
+            if not verdict.startswith(("Right: ", "Not right: ")):
+                found.append(f"{name}: Enter on Check said {verdict!r}")
+            # checked: the group (one stop, the chosen radio), the button, the fold's summary, its links, out
+            problems += found + walk_problems(page, root, name, """(r) => [...r.querySelectorAll('[data-kbd]')]
+                .filter((el) => el.type !== 'radio' || el.checked).map((el) => Number(el.dataset.kbd))""")
+    assert quizzes > 0, "no quiz on any built page: the discovery is broken"
     assert problems == [], "\n".join(problems)
