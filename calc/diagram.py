@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from . import units
 
-__all__ = ["atlas_layout", "timeline_layout", "memory_bars", "STRATEGY_NAMES", "MAX_TIMELINE_SLOTS"]
+__all__ = ["atlas_layout", "timeline_layout", "memory_bars", "accuracy_chart", "STRATEGY_NAMES", "MAX_TIMELINE_SLOTS"]
 
 #: Reader-facing names of the strategies in ``Communication.strategy``.
 STRATEGY_NAMES = {"tensor": "tensor (TP)", "pipeline": "pipeline (PP)", "data": "data (DP/ZeRO)",
@@ -410,3 +410,83 @@ def memory_bars(mem: dict) -> dict:
         y += 18
     return {"w": _W, "h": _r(y), "title": head, "desc": "Stacked bar of one GPU's memory by component; "
             "the vertical line is the device's memory. The table lists the same.", "items": items}
+
+
+# ---------------------------------------------------------------------------- accuracy
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    """1, 2, 5 × 10^k between ``lo`` and ``hi``.
+
+    >>> _log_ticks(0.3, 30)
+    [0.5, 1.0, 2.0, 5.0, 10.0, 20.0]
+    """
+    import math
+
+    out = []
+    for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+        for m in (1.0, 2.0, 5.0):
+            x = m * 10.0**k
+            if lo <= x <= hi:
+                out.append(round(x, 10))
+    return out
+
+
+def accuracy_chart(runs: list[dict], groups: list[str], band: float = 0.15) -> dict:
+    """Predicted against measured step time, log-log, one point per run, with ``y = x`` and a ±``band`` region.
+
+    ``runs`` are ``python -m calc validate``'s rows (``name``, ``group``, ``measured_step_s``,
+    ``predicted_step_s``, ``error``); ``groups`` orders the legend and the point styles.
+
+    >>> d = accuracy_chart([{"name": "a", "group": "g", "measured_step_s": 1.0, "predicted_step_s": 1.1,
+    ...                      "error": 0.1}], ["g"])
+    >>> [i["title"] for i in d["items"] if i["t"] == "g" and "title" in i]
+    ['a: measured 1 s, predicted 1.1 s (+10.0 %)']
+    """
+    import math
+
+    values = [r[k] for r in runs for k in ("measured_step_s", "predicted_step_s")]
+    lo, hi = min(values) / 1.3, max(values) * 1.3
+    x0, y0, side = 70.0, 34.0, 420.0
+    span = math.log10(hi) - math.log10(lo)
+
+    def pos(v: float) -> float:
+        return (math.log10(v) - math.log10(lo)) / span * side
+
+    items = [_rect(x0, y0, side, side, "acc-frame")]
+    for tick in _log_ticks(lo, hi):
+        p = pos(tick)
+        label = f"{tick:g} s" if tick >= 1 else units.format_time(tick)
+        items += [_line(x0 + p, y0 + side, x0 + p, y0 + side + 5, "acc-axis"),
+                  _text(x0 + p, y0 + side + 18, label, "acc-tick", "middle"),
+                  _line(x0 - 5, y0 + side - p, x0, y0 + side - p, "acc-axis"),
+                  _text(x0 - 8, y0 + side - p + 4, label, "acc-tick", "end")]
+    # y = x and the band around it, clipped to the frame
+    for factor, cls in ((1.0 + band, "acc-band"), (1.0 - band, "acc-band"), (1.0, "acc-diag")):
+        a, b = max(lo, lo / factor), min(hi, hi / factor)  # y = factor·x inside the frame
+        items.append(_line(x0 + pos(a), y0 + side - pos(a * factor), x0 + pos(b), y0 + side - pos(b * factor), cls))
+    index = {g: i for i, g in enumerate(groups)}
+    for r in runs:
+        cx, cy = x0 + pos(r["measured_step_s"]), y0 + side - pos(r["predicted_step_s"])
+        title = (f"{r['name']}: measured {units.format_time(r['measured_step_s'])}, predicted "
+                 f"{units.format_time(r['predicted_step_s'])} ({100 * r['error']:+.1f} %)")
+        items.append({"t": "g", "cls": f"acc-pt acc-pt--{index[r['group']]}", "title": title,
+                      "items": [{"t": "circle", "cx": _r(cx), "cy": _r(cy), "r": 4.0, "cls": "acc-dot"}]})
+    items += [_text(x0 + side / 2, y0 + side + 38, "measured step time (log scale)", "acc-label", "middle"),
+              _text(x0, y0 - 10, "predicted step time (log scale)", "acc-label")]
+    lx, ly = x0 + side + 24, y0 + 10
+    for g in groups:
+        n = sum(1 for r in runs if r["group"] == g)
+        items.append({"t": "g", "cls": f"acc-pt acc-pt--{index[g]}",
+                      "items": [{"t": "circle", "cx": _r(lx + 5), "cy": _r(ly - 4), "r": 4.0, "cls": "acc-dot"}]})
+        items.append(_text(lx + 16, ly, f"{g} ({n})", "acc-legend"))
+        ly += 18
+    items += [_line(lx, ly + 6, lx + 12, ly + 6, "acc-diag"), _text(lx + 16, ly + 10, "predicted = measured",
+                                                                      "acc-legend"),
+              _line(lx, ly + 24, lx + 12, ly + 24, "acc-band"),
+              _text(lx + 16, ly + 28, f"±{round(100 * band)} %", "acc-legend")]
+    title = f"Predicted against measured step time, {len(runs)} runs"
+    return {"w": _W, "h": _r(y0 + side + 50), "title": title,
+            "desc": "One point per measured run, predicted step time against measured, both on log scales; points "
+                    "on the diagonal are exact, the dashed lines are ±15 %. The table below lists every run.",
+            "items": items}

@@ -1,7 +1,8 @@
 """What the hooks do, event by event; :mod:`hooks.entry` delegates here.
 
 Renderers: :mod:`hooks.tables` (values, tables), :mod:`hooks.widgets`
-(calculators), :mod:`hooks.views` (the tool pages: atlas, memory, timeline, planner). Assets: :mod:`hooks.assets` (npm files served by the site), :mod:`hooks.runtime`
+(calculators), :mod:`hooks.views` (the tool pages: atlas, memory, timeline, planner),
+:mod:`hooks.accuracy` (the planner against measured runs). Assets: :mod:`hooks.assets` (npm files served by the site), :mod:`hooks.runtime`
 (Pyodide and the ``calc`` wheel for the page's worker), :mod:`hooks.quiz` (questions with
 options as quizzes), :mod:`hooks.math` (formulas rendered by KaTeX at build time),
 :mod:`hooks.csp`, :mod:`hooks.reproducible`.
@@ -12,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import assets, content, csp, math, quiz, reproducible, runtime, tables, views, widgets
+from . import accuracy, assets, content, csp, math, quiz, reproducible, runtime, tables, views, widgets
 from .markers import MarkerError, Renderer, replace_markers
 from .math import MathError
 from .quiz import QuizError
 
-__all__ = ["BuildState", "MarkerError", "MathError", "QuizError", "on_files", "on_page_markdown", "on_page_content",
+__all__ = ["BuildState", "all_renderers", "MarkerError", "MathError", "QuizError", "on_files", "on_page_markdown", "on_page_content",
            "on_post_build", "close"]
 
 
@@ -34,12 +35,17 @@ class BuildState:
     @classmethod
     def create(cls, config, root: Path) -> "BuildState":
         reproducible.fix_build_date(root)
-        renderers: dict[str, Renderer] = {}
-        for module in (tables, widgets, content, views):
-            clash = renderers.keys() & module.RENDERERS.keys()
-            assert not clash, f"marker kinds registered twice: {clash}"
-            renderers.update(module.RENDERERS)
-        return cls(root=root, site_dir=Path(config["site_dir"]), renderers=renderers, katex=math.Katex(root))
+        return cls(root=root, site_dir=Path(config["site_dir"]), renderers=all_renderers(), katex=math.Katex(root))
+
+
+def all_renderers() -> dict[str, Renderer]:
+    """Every marker kind and its renderer, from the renderer modules; a kind registered twice is a bug."""
+    renderers: dict[str, Renderer] = {}
+    for module in (tables, widgets, content, views, accuracy):
+        clash = renderers.keys() & module.RENDERERS.keys()
+        assert not clash, f"marker kinds registered twice: {clash}"
+        renderers.update(module.RENDERERS)
+    return renderers
 
 
 def on_files(state: BuildState, files, config):

@@ -11,6 +11,7 @@ import yaml
 from calc.errors import CalcError
 from hooks.content import RENDERERS, build_cases, build_commands, build_schedule
 from hooks.markers import MARKER_RE, MarkerError, parse, replace_markers
+from hooks.site import all_renderers
 from calc.api import COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,9 +102,7 @@ def test_svg_figures_carry_no_digits_except_layout():
 
 def test_every_marker_in_the_pages_renders():
     """Each page's markers render without error through the hook renderers."""
-    from hooks import tables, views, widgets
-
-    renderers = {**tables.RENDERERS, **widgets.RENDERERS, **views.RENDERERS, **RENDERERS}
+    renderers = all_renderers()
     for page in NAV:
         out = replace_markers(_source(page), renderers, page)
         assert MARKER_RE.search(_without_markers_and_code(out)) is None

@@ -16,7 +16,8 @@ import re
 import pytest
 
 from calc.api import COMMANDS
-from hooks import content, tables, views, widgets
+from hooks import content, tables
+from hooks.site import all_renderers
 from hooks.markers import MARKER_RE, replace_markers
 from tests.test_content import NAV, _source
 
@@ -165,7 +166,7 @@ def test_case_id_pattern_catches_the_old_wording():
         assert CASE_ID.search(text), text
 
 
-_RENDERERS = {**tables.RENDERERS, **widgets.RENDERERS, **views.RENDERERS, **content.RENDERERS}
+_RENDERERS = all_renderers()
 _END = "\u2063"  # an invisible separator that marks where a rendered marker ends
 
 

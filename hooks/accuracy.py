@@ -1,0 +1,85 @@
+"""The planner's accuracy page: what ``python -m calc validate`` prints, drawn and tabulated at build time.
+
+``<!-- calc:validation show=chart|summary|runs|constants|bounds -->``
+    ``chart``: predicted against measured step time (:func:`calc.diagram.accuracy_chart`) as inline
+    SVG; ``summary``: the error per group of runs, overall and cross-validated; ``runs``: every run
+    with its source and what was assumed; ``constants``: the fitted constants beside the profiles';
+    ``bounds``: published ceilings.
+
+Every figure comes from :func:`calc.api.evaluate` (``validate``), computed once per build: this
+module is imported afresh for every build (``hooks/entry.py``), so the cache lives one build.
+"""
+
+from __future__ import annotations
+
+from calc.api import evaluate, format_result
+from calc.diagram import accuracy_chart
+from calc.units import format_flops, format_time
+
+from .markers import Marker, MarkerError
+from .tables import Table
+from .views import svg
+
+__all__ = ["RENDERERS", "render_validation"]
+
+_result: dict = {}
+
+
+def _validation() -> dict:
+    if not _result:
+        _result.update(evaluate("validate", {"cross_validate": "true"}))
+    return _result
+
+
+def _pct(x: float) -> str:
+    return format_result("percent", x)
+
+
+def _summary(v: dict) -> Table:
+    rows = tuple((g["group"], str(g["runs"]), _pct(g["mean_abs_error"]), _pct(g["max_abs_error"]), g["worst"],
+                  "yes" if g["all_fit"] else "no") for g in v["summary"])
+    return Table(("Runs", "Count", "Mean |error|", "Largest |error|", "Largest on", "All fit in memory"), rows,
+                 ("l", "r", "r", "r", "l", "l"))
+
+
+def _runs(v: dict) -> Table:
+    sources = {s["name"]: s for s in v["sources"]}
+    rows = []
+    for r in v["runs"]:
+        s = sources[r["name"]]
+        rows.append((r["name"], str(r["gpus"]), format_time(r["measured_step_s"]),
+                     format_time(r["predicted_step_s"]), _pct(r["error"]), "yes" if r["fits"] else "no",
+                     f"{s['source']}. Printed: {s['measured']}. Assumed: {s['assumed']}"))
+    return Table(("Run", "GPUs", "Measured step", "Predicted step", "Error", "Fits", "Source, and what was assumed"),
+                 tuple(rows), ("l", "r", "r", "r", "r", "l", "l"))
+
+
+def _constants(v: dict) -> Table:
+    rows = tuple((", ".join(c["profiles"]), c["constant"], f"{c['profile_value']:g}", f"{c['fitted_on_all_runs']:g}")
+                 for c in v["constants"])
+    return Table(("Profiles", "Constant", "In the profile", "Fitted on all runs"), rows, ("l", "l", "r", "r"))
+
+
+def _bounds(v: dict) -> Table:
+    rows = tuple((b["name"], format_flops(b["predicted_flops_per_gpu"], per_second=True),
+                  format_flops(b["ceiling_flops_per_gpu"], per_second=True),
+                  "yes" if b["below_ceiling"] else "no", b["source"]) for b in v["bounds"])
+    return Table(("Run", "Predicted model FLOP/s per GPU", "Published ceiling", "Below it", "Source"), rows,
+                 ("l", "r", "r", "l", "l"))
+
+
+def render_validation(marker: Marker) -> str:
+    if marker.words:
+        raise MarkerError("takes no command name: calc:validation show=chart|summary|runs|constants|bounds")
+    show = marker.take("show")
+    v = _validation()
+    if show == "chart":
+        groups = list(dict.fromkeys(r["group"] for r in v["runs"]))
+        return f'\n\n<figure class="tool__figure">{svg(accuracy_chart(v["runs"], groups), "accuracy-chart")}</figure>\n\n'
+    tables = {"summary": _summary, "runs": _runs, "constants": _constants, "bounds": _bounds}
+    if show not in tables:
+        raise MarkerError(f"show must be one of chart, {', '.join(tables)}, got {show!r}")
+    return tables[show](v).as_markdown()
+
+
+RENDERERS = {"validation": render_validation}

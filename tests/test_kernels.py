@@ -1,0 +1,67 @@
+"""calc.kernels: GEMM, memory-bound and attention times on one GPU."""
+
+import pytest
+
+from calc.hardware import hardware
+from calc.kernels import flash_attention_time, gemm_time, memory_time
+
+A100 = hardware(8, profile_name="a100-sxm4-80gb")
+H100 = hardware(8, profile_name="h100-sxm5-80gb")
+
+
+def tflops(m, n, k, hw=A100, batch=1):
+    return 2 * m * n * k * batch / gemm_time(hw, m, n, k, batch) / 1e12
+
+
+def test_large_gemms_reach_the_sustained_share_of_the_peak():
+    """A large square GEMM runs near peak × gemm_efficiency, never above it."""
+    assert 0.95 * 312 * A100.gpu.gemm_efficiency < tflops(8192, 8192, 8192) <= 312 * A100.gpu.gemm_efficiency
+
+
+def test_small_and_skinny_gemms_are_slower():
+    """Throughput falls for small, skinny and short-K shapes (tile and wave quantization, prologues)."""
+    big = tflops(8192, 8192, 8192)
+    assert tflops(512, 512, 512) < 0.5 * big
+    assert tflops(2048, 64, 12288) < big and tflops(8192, 8192, 64) < 0.6 * big
+
+
+def test_wave_quantization_shows_one_tile_past_a_wave():
+    """One more tile row than fills the SMs costs nearly a whole extra wave."""
+    assert tflops(108 * 256 + 1, 128, 4096) < 0.75 * tflops(108 * 256, 128, 4096)
+
+
+def test_memory_bound_gemms_follow_the_bandwidth():
+    """A GEMM with little reuse (M = 1) is timed by the bytes it reads, not its FLOPs."""
+    t = gemm_time(H100, 1, 8192, 8192)
+    bytes_moved = 2 * (8192 + 8192 * 8192 + 8192)
+    assert t == pytest.approx(bytes_moved / (3.35e12 * H100.gpu.hbm_efficiency) + H100.gpu.kernel_overhead_s)
+
+
+def test_memory_time_is_bytes_over_achievable_bandwidth():
+    """bytes / (HBM × η) + one launch per kernel."""
+    assert memory_time(H100, 3.35e9, kernels=2) == pytest.approx(1e-3 / H100.gpu.hbm_efficiency + 2 * 2e-6)
+    assert memory_time(H100, 0) == 0.0
+
+
+def test_flash_attention_backward_and_causal_and_versions():
+    """Backward does 2.5x the forward's work; causal halves it; FlashAttention-3 beats -2 on the H100."""
+    fwd = flash_attention_time(H100, 32, 8192, 8192, 128)
+    bwd = flash_attention_time(H100, 32, 8192, 8192, 128, backward=True)
+    full = flash_attention_time(H100, 32, 8192, 8192, 128, causal=False)
+    assert bwd > 2.5 * fwd and full == pytest.approx(2 * fwd, rel=0.01)
+    assert flash_attention_time(H100, 32, 8192, 8192, 128, version=3) < 0.5 * fwd
+
+
+def test_ring_steps_cost_more_than_one_kernel():
+    """Context-parallel steps over shorter key blocks run slower than one kernel over all keys."""
+    one = flash_attention_time(H100, 32, 2048, 16384, 128)
+    ring = flash_attention_time(H100, 32, 2048, 16384, 128, steps=8)
+    assert ring > one
+
+
+def test_one_efficiency_mode_counts_flops_only():
+    """With compute_efficiency every kernel is FLOPs / (peak × efficiency) and memory-bound work is folded in."""
+    hw = hardware(8, profile_name="a100-sxm4-80gb", compute_efficiency=0.5)
+    assert gemm_time(hw, 100, 100, 100) == pytest.approx(2e6 / (312e12 * 0.5))
+    assert memory_time(hw, 1e9) == 0.0
+    assert flash_attention_time(hw, 1, 1024, 1024, 64) == pytest.approx(4 * 1024 * 1024 * 64 / (312e12 * 0.5))

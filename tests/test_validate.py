@@ -1,0 +1,74 @@
+"""calc.validate and calc.runs: the measured runs, their predictions, and the cross-validation."""
+
+import json
+
+import pytest
+
+from calc.api import evaluate
+from calc.runs import BOUNDS, GROUPS, REFERENCE_GROUPS, RUNS
+from calc.validate import predict, validate
+
+
+def test_every_run_is_a_valid_spec_with_a_source():
+    """Each run plans without error, names its source, what it printed and what was assumed."""
+    assert len(RUNS) >= 60 and len({r.name for r in RUNS}) == len(RUNS)
+    for r in RUNS:
+        assert r.source and r.measured and r.assumed and r.step_time_s > 0
+        assert predict(r.spec).step_time_s > 0
+
+
+def test_reference_groups_hold_the_brief_s_runs():
+    """Megatron-LM Table 1 (10), MT-NLG (3), BLOOM (1), Llama 3 (3) are the reference set."""
+    counts = {g: sum(r.group == g for r in RUNS) for g in REFERENCE_GROUPS}
+    assert counts == {"megatron-2021-t1": 10, "mt-nlg": 3, "bloom": 1, "llama3": 3}
+
+
+def test_table_1_steps_derive_from_eq_3():
+    """A derived step reproduces the printed TFLOP/s with Eq. 3: 1T model, 163 TFLOP/s on 3072 GPUs."""
+    from calc.compute import megatron_flops
+
+    r = next(r for r in RUNS if r.name == "megatron-t1-1008.0B")
+    assert megatron_flops(3072, 2048, 128, 25600, 51200) / (3072 * r.step_time_s) == pytest.approx(163e12)
+
+
+@pytest.fixture(scope="module")
+def plain():
+    return validate(cross_validate=False)
+
+
+def test_errors_are_predicted_over_measured(plain):
+    """error = predicted / measured − 1 for every run; the summaries are means and maxima of |error|."""
+    for r in plain.runs:
+        assert r.error == pytest.approx(r.predicted_step_s / r.measured_step_s - 1)
+    errors = [abs(r.error) for r in plain.runs]
+    assert plain.overall.max_abs_error == max(errors)
+    assert plain.overall.mean_abs_error == pytest.approx(sum(errors) / len(errors))
+    assert [g.group for g in plain.groups] == list(GROUPS)
+
+
+def test_megatron_lm_s_own_runs_are_close(plain):
+    """The model's home ground: Megatron-LM Table 1 and Korthikanti et al. within 10 % each."""
+    for g in plain.groups:
+        if g.group in ("megatron-2021-t1", "korthikanti-2022"):
+            assert g.max_abs_error < 0.10, g
+
+
+def test_bounds_are_checked(plain):
+    """OPT-175B's 'up to 147 TFLOP/s' is a ceiling the plan stays below."""
+    assert [b["name"] for b in plain.bounds] == [b[0] for b in BOUNDS]
+    assert all(b["below_ceiling"] and b["fits"] for b in plain.bounds)
+
+
+def test_cross_validation_fits_on_one_half_and_reports_the_other():
+    """Fitted constants come from the grid; the cross-validated summary covers every run."""
+    v = validate(cross_validate=True)
+    assert v.cross_validated.runs == len(RUNS)
+    assert {c["constant"] for c in v.constants} == {"gemm_efficiency"}
+    assert all(0.6 <= c["fitted_on_all_runs"] <= 0.88 for c in v.constants)
+
+
+def test_the_command_prints_strict_json():
+    """validate --json is one JSON object with the summary, the runs and their sources."""
+    out = evaluate("validate", {"cross_validate": "false"})
+    assert json.loads(json.dumps(out, allow_nan=False))["summary"][0]["group"] == "reference"
+    assert len(out["runs"]) == len(out["sources"]) == len(RUNS)

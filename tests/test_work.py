@@ -1,0 +1,69 @@
+"""calc.work: a layer's forward, backward and recomputation on one device; the head; the optimizer step."""
+
+import pytest
+
+from calc.hardware import hardware
+from calc.model import model
+from calc.work import head_work, kv_hidden_per_rank, layer_work, optimizer_time
+
+A100 = hardware(8, profile_name="a100-sxm4-80gb")
+GPT3 = model(96, 12288, 96, 51200, 2048, biases=True, learned_positions=True)
+LLAMA = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
+
+
+def test_backward_is_about_twice_the_forward():
+    """Two GEMMs per forward GEMM in the backward pass."""
+    w = layer_work(GPT3, A100, 1, t=8)
+    assert 1.8 < w.backward_s / w.forward_s < 2.6
+
+
+@pytest.mark.parametrize("attention", ["standard", "flash"])
+def test_recomputation_modes(attention):
+    """full redoes the forward; selective redoes the attention core (nothing with FlashAttention); none nothing."""
+    none = layer_work(GPT3, A100, 1, t=8, attention=attention)
+    full = layer_work(GPT3, A100, 1, t=8, recompute="full", attention=attention)
+    selective = layer_work(GPT3, A100, 1, t=8, recompute="selective", attention=attention)
+    assert none.recompute_s == 0 and full.recompute_s == pytest.approx(full.forward_s)
+    if attention == "flash":
+        assert selective.recompute_s == 0
+    else:
+        assert selective.recompute_s == pytest.approx(selective.attention_forward_s)
+
+
+def test_tensor_parallelism_splits_the_work():
+    """t = 8 takes much less than the whole layer, but more than an eighth (smaller, less efficient GEMMs)."""
+    one = layer_work(GPT3, A100, 1).total_s
+    eight = layer_work(GPT3, A100, 1, t=8).total_s
+    assert one / 8 < eight < one / 4
+
+
+def test_sequence_parallelism_divides_the_replicated_element_wise_work():
+    """With SP the norms and residual adds run on s/t tokens."""
+    assert layer_work(LLAMA, A100, 1, t=8, sequence_parallel=True).memory_bound_s < \
+        layer_work(LLAMA, A100, 1, t=8).memory_bound_s
+
+
+def test_standard_attention_at_long_context_is_slower_than_flash():
+    """The s² scores written and read: standard attention loses at long sequences."""
+    assert layer_work(LLAMA, A100, 1, t=8, attention="standard").forward_s > \
+        layer_work(LLAMA, A100, 1, t=8, attention="flash").forward_s
+
+
+def test_moe_layers_route_top_k_tokens_to_local_experts():
+    """An MoE layer with top-2 of 8 experts costs more than a dense one, less than 8 of them."""
+    mixtral = model(32, 4096, 32, 32000, 4096, kv_heads=8, ffn_hidden=14336, gated_mlp=True, experts=8, top_k=2)
+    dense = layer_work(mixtral, A100, 1, e=8).total_s
+    moe = layer_work(mixtral, A100, 1, e=8, moe=True).total_s
+    assert dense < moe < 4 * dense
+
+
+def test_kv_heads_per_rank():
+    """h_kv/t until t passes the KV heads, then one head per rank."""
+    assert [kv_hidden_per_rank(LLAMA, t) for t in (1, 2, 8, 16, 32)] == [1024, 512, 128, 128, 128]
+
+
+def test_the_head_and_the_optimizer():
+    """The logits GEMM grows with V/t; the optimizer streams 30 B per parameter for bf16 Adam."""
+    assert head_work(GPT3, A100, 1, t=1) > head_work(GPT3, A100, 1, t=8)
+    t = optimizer_time(A100, 1e9, 2, 2, 12)
+    assert t == pytest.approx(30e9 / (2.039e12 * A100.gpu.hbm_efficiency) + 4 * A100.gpu.kernel_overhead_s)
