@@ -6,7 +6,8 @@ of these axes, and the result says which were fixed:
 
 - ``tensor``: divisors of ``gpus_per_node`` (TP never crosses a node) that divide the
   heads and the MLP width, with the KV heads dividing it or divisible by it;
-- ``expert``: divisors of ``experts``; ``context``: 1, 2, 4, ... 32 (``2c`` dividing ``s``);
+- ``expert``: divisors of ``experts``; ``context``: 1, 2, 4, ... 32 (``2c`` dividing ``s``, and only
+  with a flash attention kernel, which ring attention needs);
 - ``pipeline``: every stage count up to ``layers`` (and 512) that divides the GPUs left; the layers
   split as evenly as possible and, where it balances the embedding and the output
   head, one layer fewer on the first and the last stage (Dubey et al. 2024, §3.3.2);
@@ -249,7 +250,7 @@ class _Search:
                    if not (m.heads % t or m.ffn_hidden % t or (m.kv_heads % t and t % m.kv_heads))]
         for t, e, c in itertools.product(self.axis("tensor", tensors), self.axis("expert", _divisors(m.experts)),
                                          self.axis("context", list(_CONTEXT))):
-            if (c > 1 and m.seq_len % (2 * c)) or g % (t * e * c):
+            if (c > 1 and (m.seq_len % (2 * c) or m.attention not in FLASH)) or g % (t * e * c):
                 continue
             for p in self.axis("pipeline", [p for p in stage_counts if (g // (t * e * c)) % p == 0]):
                 if self.full():

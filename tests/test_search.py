@@ -120,6 +120,13 @@ def test_uneven_stage_splits_are_tried():
     assert {tuple(p["parallel"]["stage_layers"] or ()) for p in r.plans} == {(), (7, 8, 8, 7)}  # () = as even as possible
 
 
+def test_standard_attention_searches_no_context_parallelism():
+    """Ring attention needs a flash kernel: with standard attention every plan has context 1."""
+    std = model(32, 4096, 32, 128256, 8192, kv_heads=8, attention="standard")
+    r = search(std, 512, HW, top=20)
+    assert r.plans and {p["parallel"]["context"] for p in r.plans} == {1}
+
+
 def test_moe_search_uses_expert_parallelism():
     """An MoE model's search space includes expert parallelism."""
     moe = model(8, 1024, 16, 32000, 2048, experts=8, top_k=2)
