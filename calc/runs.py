@@ -29,6 +29,10 @@ first, the public runs of the project's validation brief):
 
 OPT-175B (Zhang et al. 2022 §2.4: "up to 147 TFLOP/s per GPU") is a ceiling, not a
 measurement of a step; it is listed in :data:`BOUNDS`, not among the runs.
+
+:data:`SWEEPS` are measured comparisons whose values are printed only in plots but whose
+order the source states in its text (Narayanan et al. 2021 §5.3.2, §5.4, §5.5): the
+configurations of each, and which one was fastest or how throughput moved along them.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from types import MappingProxyType
 
 from .compute import megatron_flops
 
-__all__ = ["Run", "RUNS", "BOUNDS", "REFERENCE_GROUPS", "GROUPS"]
+__all__ = ["Run", "RUNS", "BOUNDS", "REFERENCE_GROUPS", "GROUPS", "Sweep", "SWEEPS"]
 
 #: The groups of the project's validation brief (../shared/validation/measured-runs.md).
 REFERENCE_GROUPS = ("megatron-2021-t1", "mt-nlg", "bloom", "llama3")
@@ -349,4 +353,58 @@ BOUNDS = (
                        "hardware": {**_SELENE, "gpus": 992},
                        "parallel": {"data": 124, "tensor": 8, "zero": 3, "recompute": "full"},
                        "training": {"precision": "bf16-adam"}}), 147e12),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """Configurations measured side by side, and the order the source states they ran in."""
+
+    name: str
+    source: str
+    finding: str  #: what the source states, paraphrased
+    expect: str  #: ``"best"``: the point named ``best`` was fastest; ``"falling"``: throughput falls along the points
+    points: tuple[tuple[str, MappingProxyType], ...]  #: (label, SPEC)
+    best: str = ""
+
+
+def _sc21(layers: int, hidden: int, heads: int, gpus: int, batch: int, t: int, p: int, micro: int = 1,
+          interleave: int = 1) -> MappingProxyType:
+    """A SPEC of the authors' ``run_figure_*.sh``: Megatron-LM 2021, full recomputation, local DDP, fp16."""
+    return MappingProxyType({k: MappingProxyType(v) for k, v in {
+        "model": _gpt(layers, hidden, heads, attention="standard"),
+        "batch": {"micro_batch": micro, "global_batch": batch}, "hardware": {**_SELENE, "gpus": gpus},
+        "parallel": {"data": gpus // (t * p), "tensor": t, "pipeline": p, "interleave": interleave,
+                     **_MEGATRON_2021},
+        "training": {"precision": "megatron-fp16"}}.items()})
+
+
+_SC21_SRC = ("Narayanan et al. 2021 (arXiv 2104.04473) {section}, Figure {fig}; configurations from the authors' "
+             "run_figure_{fig}.sh (NVIDIA/Megatron-LM examples/sc21)")
+#: Measured orderings (values only in the figures; the order is stated in the text).
+SWEEPS: tuple[Sweep, ...] = tuple(
+    [Sweep(f"fig13-batch-{gb}", _SC21_SRC.format(section="§5.4.1", fig=13),
+           "162.2B model on 64 GPUs: of the five (t, p) splits, t = 8 (the GPUs of one node) with p = 8 was fastest",
+           "best", tuple((f"t = {64 // p}, p = {p}", _sc21(32, 20480, 128, 64, gb, 64 // p, p))
+                         for p in (2, 4, 8, 16, 32)), best="t = 8, p = 8")
+     for gb in (32, 128)]
+    + [Sweep(f"fig14-batch-{gb}", _SC21_SRC.format(section="§5.4.2", fig=14),
+             "5.9B model on 64 GPUs, t = 1: throughput decreases as the pipeline-parallel size increases",
+             "falling", tuple((f"p = {p}, d = {64 // p}", _sc21(32, 3840, 32, 64, gb, 1, p)) for p in (2, 4, 8, 16, 32)))
+       for gb in (32, 512)]
+    + [Sweep(f"fig15-batch-{gb}", _SC21_SRC.format(section="§5.4.3", fig=15),
+             "5.9B model on 64 GPUs, p = 1: throughput decreases as the tensor-parallel size increases",
+             "falling", tuple((f"t = {t}, d = {64 // t}", _sc21(32, 3840, 32, 64, gb, t, 1)) for t in (2, 4, 8, 16, 32)))
+       for gb in (32, 128, 512)]
+    + [Sweep(f"fig16-batch-{gb}", _SC21_SRC.format(section="§5.5", fig=16),
+             "91B model, (t, p) = (8, 8) on 64 GPUs: the best microbatch size is 2",
+             "best", tuple((f"microbatch {b}", _sc21(32, 15360, 128, 64, gb, 8, 8, micro=b)) for b in (1, 2, 4, 8)),
+             best="microbatch 2")
+       for gb in (128, 512)]
+    + [Sweep(f"fig12-batch-{gb}", _SC21_SRC.format(section="§5.3.2", fig=12),
+             "GPT-3 175B, (t, p) = (8, 12) on 96 GPUs: the interleaved schedule (2 layers per virtual stage) was "
+             "faster than the default one", "best",
+             (("default schedule", _sc21(96, 12288, 96, 96, gb, 8, 12)),
+              ("interleaved", _sc21(96, 12288, 96, 96, gb, 8, 12, interleave=4))), best="interleaved")
+       for gb in (12, 24, 36, 48, 60)]
 )

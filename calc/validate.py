@@ -4,6 +4,11 @@ For every run: the predicted step time (``python -m calc plan`` on the run's SPE
 the measured one, the error ``predicted/measured − 1``, and whether the plan fits in
 memory. Then, per group and overall, the mean and the largest ``|error|``.
 
+Rankings: for Megatron-LM's own runs, where ``search`` ranks the (tensor, pipeline) pair the
+run chose, with its recomputation, sequence parallelism and ZeRO stage kept as published.
+Sweeps (:data:`calc.runs.SWEEPS`): for configurations measured side by side, whether the
+predicted order is the one the source states.
+
 Cross-validation: the profiles' efficiency constants named in :data:`FITTED` are
 fitted (a grid search minimising the mean ``|error|``) on one half of the runs and the
 errors reported on the other half, then the halves swap (two folds; a run's half is
@@ -20,9 +25,10 @@ from math import fsum
 from . import hardware as _hardware
 from . import plan as _plan
 from .command import is_blank, parse_param
-from .runs import BOUNDS, GROUPS, REFERENCE_GROUPS, RUNS, Run
+from .runs import BOUNDS, GROUPS, REFERENCE_GROUPS, RUNS, SWEEPS, Run, Sweep
 
-__all__ = ["RunResult", "GroupSummary", "Validation", "validate", "predict", "FITTED", "GRID"]
+__all__ = ["RunResult", "GroupSummary", "Validation", "validate", "predict", "rank_published", "check_sweep",
+           "FITTED", "GRID", "RANKED_GROUPS"]
 
 #: The constants cross-validation fits, each a (profile family, field): the family's profiles share it.
 FITTED = (("a100", "gemm_efficiency"), ("h100", "gemm_efficiency"))
@@ -74,6 +80,8 @@ class Validation:
     cross_validated_reference: GroupSummary
     constants: tuple[dict, ...]  #: per fitted constant: the profile's value and the value fitted on all runs
     bounds: tuple[dict, ...]  #: published ceilings: the predicted figure and whether it stays below
+    rankings: tuple[dict, ...]  #: where search ranks the (t, p) each run of RANKED_GROUPS chose
+    sweeps: tuple[dict, ...]  #: per measured sweep: the predicted throughput of each point, and whether the order holds
 
     def as_dict(self) -> dict:
         from dataclasses import asdict
@@ -150,10 +158,59 @@ def _fit(runs: list[Run]) -> dict[tuple[str, str], float]:
     return values
 
 
-def validate(cross_validate: bool = True) -> Validation:
+#: The groups whose choice of (tensor, pipeline) the search is asked to rank (Megatron-LM's own choices).
+RANKED_GROUPS = ("megatron-2021-t1", "mt-nlg")
+#: The settings a ranking keeps as the run published them; the degrees, microbatch and interleaving are searched.
+_KEPT = ("recompute", "sequence_parallel", "zero", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap")
+
+
+def rank_published(run: Run, top: int = 200) -> dict:
+    """Where ``search`` ranks the run's own (t, p) among the (t, p) pairs of its plans.
+
+    The search gets the run's model, batch, GPUs and, fixed as published, the
+    recomputation, sequence parallelism, ZeRO stage and overlap switches; pairs are
+    ranked by their fastest plan.
+    """
+    from .commands.plan import _spec_hardware, _spec_model
+    from .search import search
+
+    v = _values(run.spec)
+    fixed = {k: v[k] for k in _KEPT}
+    r = search(_spec_model(v), v["global_batch"], _spec_hardware(v), v["precision"], top=top, fixed=fixed)
+    pairs: list[list[int]] = []
+    for pl in r.plans:
+        pair = [pl["parallel"]["tensor"], pl["parallel"]["pipeline"]]
+        if pair not in pairs:
+            pairs.append(pair)
+    published = [v["tensor"], v["pipeline"]]
+    return {"name": run.name, "published": published,
+            "rank": pairs.index(published) + 1 if published in pairs else None, "top": pairs[:5]}
+
+
+def check_sweep(sweep: Sweep) -> dict:
+    """Predict every point of a sweep; ``holds`` when the predicted order is the published one.
+
+    Points share GPUs and batch, so the shorter step is the higher model FLOP/s per GPU.
+    """
+    points = []
+    for label, spec in sweep.points:
+        pl = predict(spec)
+        points.append({"label": label, "predicted_step_s": pl.step_time_s,
+                       "predicted_flops_per_gpu": pl.achieved_flops_per_gpu, "fits": pl.memory_per_device.fits})
+    steps = [p["predicted_step_s"] for p in points]
+    fastest = points[steps.index(min(steps))]["label"]
+    if sweep.expect == "best":
+        holds = fastest == sweep.best
+    else:
+        holds = all(a < b for a, b in zip(steps, steps[1:]))
+    return {"name": sweep.name, "source": sweep.source, "finding": sweep.finding, "points": points,
+            "predicted_fastest": fastest, "holds": holds}
+
+
+def validate(cross_validate: bool = True, rank: bool = True) -> Validation:
     """Predict every run with the profiles as they are; then cross-validate the fitted constants.
 
-    >>> v = validate(cross_validate=False)
+    >>> v = validate(cross_validate=False, rank=False)
     >>> v.overall.runs == len(RUNS), v.reference.group
     (True, 'reference')
     """
@@ -185,5 +242,7 @@ def validate(cross_validate: bool = True) -> Validation:
         bounds.append({"name": name, "source": source, "predicted_flops_per_gpu": pl.achieved_flops_per_gpu,
                        "ceiling_flops_per_gpu": ceiling, "below_ceiling": pl.achieved_flops_per_gpu <= ceiling,
                        "fits": pl.memory_per_device.fits})
+    rankings = tuple(rank_published(r) for r in RUNS if r.group in RANKED_GROUPS) if rank else ()
+    sweeps = tuple(check_sweep(s) for s in SWEEPS) if rank else ()
     return Validation(tuple(results), tuple(by_group), reference, overall, cv, cv_ref, tuple(constants),
-                      tuple(bounds))
+                      tuple(bounds), rankings, sweeps)

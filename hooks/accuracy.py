@@ -1,10 +1,11 @@
 """The planner's accuracy page: what ``python -m calc validate`` prints, drawn and tabulated at build time.
 
-``<!-- calc:validation show=chart|summary|runs|constants|bounds -->``
+``<!-- calc:validation show=chart|summary|runs|constants|bounds|rankings|sweeps -->``
     ``chart``: predicted against measured step time (:func:`calc.diagram.accuracy_chart`) as inline
     SVG; ``summary``: the error per group of runs, overall and cross-validated; ``runs``: every run
     with its source and what was assumed; ``constants``: the fitted constants beside the profiles';
-    ``bounds``: published ceilings.
+    ``bounds``: published ceilings; ``rankings``: where the search ranks each Megatron-LM run's (t, p);
+    ``sweeps``: configurations measured side by side, the predicted order against the published one.
 
 Every figure comes from :func:`calc.api.evaluate` (``validate``), computed once per build: this
 module is imported afresh for every build (``hooks/entry.py``), so the cache lives one build.
@@ -27,7 +28,7 @@ _result: dict = {}
 
 def _validation() -> dict:
     if not _result:
-        _result.update(evaluate("validate", {"cross_validate": "true"}))
+        _result.update(evaluate("validate", {"cross_validate": "true", "rank": "true"}))
     return _result
 
 
@@ -68,15 +69,34 @@ def _bounds(v: dict) -> Table:
                  ("l", "r", "r", "l", "l"))
 
 
+def _rankings(v: dict) -> Table:
+    rows = tuple((r["name"], "t = {}, p = {}".format(*r["published"]), str(r["rank"]) if r["rank"] else "not found",
+                  "; ".join("({}, {})".format(*pair) for pair in r["top"])) for r in v["rankings"])
+    return Table(("Run", "Published split", "Rank of that (t, p)", "The search's five best (t, p)"), rows,
+                 ("l", "l", "r", "l"))
+
+
+def _sweeps(v: dict) -> Table:
+    rows = []
+    for s in v["sweeps"]:
+        points = "; ".join(f"{p['label']}: {format_flops(p['predicted_flops_per_gpu'], per_second=True)}"
+                           + ("" if p["fits"] else " (does not fit)") for p in s["points"])
+        rows.append((s["name"], s["finding"], points, s["predicted_fastest"], "yes" if s["holds"] else "no",
+                     s["source"]))
+    return Table(("Sweep", "Published finding", "Predicted model FLOP/s per GPU", "Predicted fastest",
+                  "Same order", "Source"), tuple(rows), ("l", "l", "l", "l", "l", "l"))
+
+
 def render_validation(marker: Marker) -> str:
     if marker.words:
-        raise MarkerError("takes no command name: calc:validation show=chart|summary|runs|constants|bounds")
+        raise MarkerError("takes no command name: calc:validation show=chart|summary|runs|constants|bounds|rankings")
     show = marker.take("show")
     v = _validation()
     if show == "chart":
         groups = list(dict.fromkeys(r["group"] for r in v["runs"]))
         return f'\n\n<figure class="tool__figure">{svg(accuracy_chart(v["runs"], groups), "accuracy-chart")}</figure>\n\n'
-    tables = {"summary": _summary, "runs": _runs, "constants": _constants, "bounds": _bounds}
+    tables = {"summary": _summary, "runs": _runs, "constants": _constants, "bounds": _bounds, "rankings": _rankings,
+              "sweeps": _sweeps}
     if show not in tables:
         raise MarkerError(f"show must be one of chart, {', '.join(tables)}, got {show!r}")
     return tables[show](v).as_markdown()

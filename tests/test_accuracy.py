@@ -21,7 +21,9 @@ def test_chart_is_inline_svg_with_a_point_per_run():
 @pytest.mark.parametrize("show,header", [("summary", "| Runs | Count | Mean |error|"),
                                          ("runs", "| Run | GPUs | Measured step"),
                                          ("constants", "| Profiles | Constant"),
-                                         ("bounds", "| Run | Predicted model FLOP/s per GPU")])
+                                         ("bounds", "| Run | Predicted model FLOP/s per GPU"),
+                                         ("rankings", "| Run | Published split"),
+                                         ("sweeps", "| Sweep | Published finding")])
 def test_tables(show, header):
     """Each table starts with its header (pipes inside cells escaped)."""
     assert render(f"<!-- calc:validation show={show} -->").strip().startswith(header.replace("|error|", "\\|error\\|"))
@@ -29,5 +31,5 @@ def test_tables(show, header):
 
 def test_unknown_show_fails_the_build():
     """An unknown view is a MarkerError naming the choices."""
-    with pytest.raises(MarkerError, match="show must be one of chart, summary, runs, constants, bounds"):
+    with pytest.raises(MarkerError, match="show must be one of chart, summary, runs, constants, bounds, rankings, sweeps"):
         render("<!-- calc:validation show=pie -->")

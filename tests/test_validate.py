@@ -33,7 +33,7 @@ def test_table_1_steps_derive_from_eq_3():
 
 @pytest.fixture(scope="module")
 def plain():
-    return validate(cross_validate=False)
+    return validate(cross_validate=False, rank=False)
 
 
 def test_errors_are_predicted_over_measured(plain):
@@ -61,7 +61,7 @@ def test_bounds_are_checked(plain):
 
 def test_cross_validation_fits_on_one_half_and_reports_the_other():
     """Fitted constants come from the grid; the cross-validated summary covers every run."""
-    v = validate(cross_validate=True)
+    v = validate(cross_validate=True, rank=False)
     assert v.cross_validated.runs == len(RUNS)
     assert {c["constant"] for c in v.constants} == {"gemm_efficiency"}
     assert all(0.6 <= c["fitted_on_all_runs"] <= 0.88 for c in v.constants)
@@ -69,6 +69,40 @@ def test_cross_validation_fits_on_one_half_and_reports_the_other():
 
 def test_the_command_prints_strict_json():
     """validate --json is one JSON object with the summary, the runs and their sources."""
-    out = evaluate("validate", {"cross_validate": "false"})
+    out = evaluate("validate", {"cross_validate": "false", "rank": "false"})
     assert json.loads(json.dumps(out, allow_nan=False))["summary"][0]["group"] == "reference"
     assert len(out["runs"]) == len(out["sources"]) == len(RUNS)
+
+
+def test_rankings_find_the_published_pair():
+    """The 1T model's published (8, 64) is ranked, with the top five pairs listed."""
+    from calc.runs import RUNS
+    from calc.validate import rank_published
+
+    r = rank_published(next(x for x in RUNS if x.name == "megatron-t1-1008.0B"))
+    assert r["published"] == [8, 64] and r["rank"] is not None and len(r["top"]) == 5
+
+
+def test_a_sweep_holds_only_in_the_published_order():
+    """Reversing a falling sweep's points, or naming another point best, turns ``holds`` false."""
+    from dataclasses import replace
+
+    from calc.runs import SWEEPS
+    from calc.validate import check_sweep
+
+    falling = next(s for s in SWEEPS if s.name == "fig14-batch-512")
+    assert check_sweep(falling)["holds"]
+    assert not check_sweep(replace(falling, points=falling.points[::-1]))["holds"]
+    best = next(s for s in SWEEPS if s.name == "fig13-batch-128")
+    r = check_sweep(best)
+    assert r["holds"] and r["predicted_fastest"] == "t = 8, p = 8"
+    assert not check_sweep(replace(best, best="t = 4, p = 16"))["holds"]
+
+
+@pytest.mark.parametrize("name", ["fig13-batch-32", "fig13-batch-128", "fig14-batch-32", "fig12-batch-12"])
+def test_measured_trade_offs_go_the_published_way(name):
+    """Tensor parallelism within a node, pipeline bubbles and interleaving rank as Narayanan et al. measured."""
+    from calc.runs import SWEEPS
+    from calc.validate import check_sweep
+
+    assert check_sweep(next(s for s in SWEEPS if s.name == name))["holds"]
