@@ -67,6 +67,30 @@ class Command:
                 return p
         raise CalcError("parameter", f"one of {', '.join(p.name for p in self.params)}", name)
 
+    def parse(self, raw: Mapping[str, object]) -> dict:
+        """Raw values (text as typed, or JSON values) → the values :attr:`compute` takes.
+
+        Unknown names are errors; a blank or missing value takes the parameter's default,
+        and a required one must be given.
+
+        >>> cmd = Command("x", "X", (Param("n", "count", "N", default="2"),), (), dict)
+        >>> cmd.parse({}), cmd.parse({"n": "5"})
+        ({'n': 2}, {'n': 5})
+        """
+        known = {p.name for p in self.params}
+        for key in raw:
+            if key not in known:
+                raise CalcError(str(key), f"a parameter of {self.name} ({', '.join(sorted(known))})", raw[key])
+        values: dict[str, object] = {}
+        for p in self.params:
+            text = raw.get(p.name)
+            if is_blank(text):
+                text = p.default
+            if is_blank(text) and p.required:
+                raise CalcError(p.name, "given (it is required)", "" if text is None else text)
+            values[p.name] = None if is_blank(text) else parse_param(p, text)
+        return values
+
 
 def _parse_number_text(p: Param, raw: object, rule: str) -> object:
     if isinstance(raw, str):
