@@ -83,7 +83,12 @@ def _nested_lines(value: object) -> list[str]:
 
 
 def render_text(cmd: Command, result: dict) -> str:
-    """The readable summary: one ``label  value unit`` line per result; nested results indented below."""
+    """The readable summary: one ``label  value unit`` line per result; nested results indented below.
+
+    A command that prints a file format instead (``export``) says so in ``Command.render``.
+    """
+    if cmd.render is not None:
+        return cmd.render(result)
     width = max(len(r.label) for r in cmd.results)
     lines = []
     for r in cmd.results:

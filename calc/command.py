@@ -60,6 +60,8 @@ class Command:
     results: tuple[Result, ...]
     compute: Callable[[dict], dict] = field(repr=False)
     example: Mapping[str, str] = field(default_factory=dict)  #: the page's default inputs
+    #: the CLI's text output when it is not one line per result (a file format, such as launch settings)
+    render: Callable[[dict], str] | None = field(default=None, repr=False)
 
     def param(self, name: str) -> Param:
         for p in self.params:
