@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from . import units
 from .check import MAX_COUNT, count, fraction, real
 from .errors import CalcError
+from .spec import parse_text
 
 __all__ = ["Param", "Result", "Command", "parse_param", "is_blank", "format_result", "unit_of_field", "format_field"]
 
@@ -29,7 +30,7 @@ class Param:
     """One input. ``default`` is raw text; ``None`` means optional and absent."""
 
     name: str  #: snake_case; the CLI option is ``--`` + name with ``-``
-    kind: str  #: count | number | fraction | size | bandwidth | time | flop_rate | sizes | counts | choice | flag
+    kind: str  #: count | number | fraction | size | bandwidth | time | flop_rate | sizes | counts | choice | flag | spec
     label: str  #: what the field is, with its unit
     help: str = ""
     default: str | None = None
@@ -137,6 +138,11 @@ def parse_param(p: Param, raw: object) -> object:
         return _parse_sizes(p.name, raw)
     if p.kind == "counts":
         return _parse_counts(p, raw)
+    if p.kind == "spec":  # a whole SPEC (JSON text, or the object itself): its fields are checked by the command
+        data = parse_text(raw, p.name) if isinstance(raw, str) else raw
+        if not isinstance(data, dict):
+            raise CalcError(p.name, "a JSON object of sections", raw)
+        return data
     raise AssertionError(f"unknown parameter kind {p.kind!r}")  # a bug in COMMANDS, not input
 
 

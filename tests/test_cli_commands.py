@@ -255,3 +255,40 @@ def test_export_needs_a_framework(capsys, spec_file):
     assert code == 2 and err == ("python -m calc export: error: to must be one of megatron, torchtitan, deepspeed, "
                                  "got 'jax'\n")
 
+
+def test_compare_takes_two_spec_files(capsys, spec_file):
+    """compare A.json B.json: the faster plan, why, and the tables; --json has every part."""
+    b = json.loads(json.dumps(SPEC))
+    b["parallel"] |= {"data": 16, "tensor": 4}
+    argv = ["compare", spec_file(SPEC, "a.json"), spec_file(b, "b.json")]
+    code, out, err = run(capsys, argv)
+    assert code == 0 and err == ""
+    assert out.splitlines()[0].split() == ["Faster", "plan", "B"] and "parallel.tensor" in out
+    result = run_json(capsys, argv)
+    assert {"faster", "reason", "settings", "step_time", "memory", "communications", "a_mfu", "b_mfu"} <= set(result)
+
+
+@pytest.mark.parametrize("edit,line", [
+    (("model", "hidden", 8192), "model.hidden must be the same in A and B (compare takes two plans of one model), "
+                                "got (4096, 8192)"),
+    (("parallel", "tensor", 3), "B: hardware.gpus must be a multiple of tensor × pipeline × context × expert = 3, "
+                                "got 64"),
+    (("parallel", "foo", 1), "B: parallel.foo must be a field of parallel"),
+])
+def test_compare_refusals_are_one_line(capsys, spec_file, edit, line):
+    """Plans of different models, and a bad field of one SPEC, are one line naming it; exit 2, no output."""
+    section, name, value = edit
+    b = json.loads(json.dumps(SPEC))
+    b[section][name] = value
+    code, out, err = run(capsys, ["compare", spec_file(SPEC, "a.json"), spec_file(b, "b.json")])
+    assert code == 2 and out == "" and err.startswith("python -m calc compare: error: " + line)
+    assert err.count("\n") == 1
+
+
+def test_compare_needs_both_files(capsys, spec_file, tmp_path):
+    """A missing second SPEC or an unreadable one is one line and exit 2."""
+    with pytest.raises(SystemExit) as e:
+        run(capsys, ["compare", spec_file(SPEC)])
+    assert e.value.code == 2 and capsys.readouterr().err.endswith("the following arguments are required: B.json\n")
+    code, _, err = run(capsys, ["compare", spec_file(SPEC), str(tmp_path / "missing.json")])
+    assert code == 2 and err.startswith("python -m calc compare: error: SPEC.json must be a readable UTF-8 file")
