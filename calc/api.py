@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from .command import Command, Param, Result, format_field, format_result, is_blank, parse_param, unit_of_field
-from .commands import batch, collectives, plan, scaling, training, validate
+from .command import Command, Param, Result, format_field, format_result, parse_param, unit_of_field
+from .commands import batch, collectives, compare, export, plan, scaling, training, validate
 from .errors import CalcError
 
 __all__ = [
@@ -29,7 +29,8 @@ COMMANDS: dict[str, Command] = {
         batch.BATCH, collectives.ALLREDUCE, training.MEMORY, training.ACTIVATIONS, training.FLOPS,
         training.TRAIN_TIME, training.BUBBLE, training.SCHEDULE, *collectives.GATHER_LIKE,
         collectives.ALLREDUCE_ALGORITHMS, collectives.TWO_LEVEL, plan.PLAN, plan.SEARCH, scaling.SCALING,
-        scaling.CAPACITY, collectives.TRAFFIC, plan.DEVICE_MEMORY, plan.HARDWARE, validate.VALIDATE,
+        scaling.CAPACITY, collectives.TRAFFIC, plan.DEVICE_MEMORY, plan.HARDWARE, validate.VALIDATE, export.EXPORT,
+        compare.COMPARE,
     )
 }
 
@@ -45,18 +46,7 @@ def evaluate(command: str, raw: Mapping[str, object]) -> dict:
     cmd = COMMANDS.get(command)
     if cmd is None:
         raise CalcError("command", "one of " + ", ".join(COMMANDS), command)
-    known = {p.name for p in cmd.params}
-    for key in raw:
-        if key not in known:
-            raise CalcError(str(key), f"a parameter of {command} ({', '.join(sorted(known))})", raw[key])
-    values: dict[str, object] = {}
-    for p in cmd.params:
-        text = raw.get(p.name)
-        if is_blank(text):
-            text = p.default
-        if is_blank(text) and p.required:
-            raise CalcError(p.name, "given (it is required)", "" if text is None else text)
-        values[p.name] = None if is_blank(text) else parse_param(p, text)
+    values = cmd.parse(raw)
     return cmd.compute(values)
 
 

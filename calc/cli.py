@@ -2,7 +2,8 @@
 
 Every option is a command parameter spelled with dashes (``--micro-batch``).
 ``plan`` and ``search`` take a positional SPEC.json instead (see :mod:`calc.spec`);
-its fields are named ``section.field`` in error messages (``model.kv_heads``).
+its fields are named ``section.field`` in error messages (``model.kv_heads``). A
+parameter of kind ``spec`` is a positional file too, read whole (``compare A.json B.json``).
 Output is a short readable summary with units, or with ``--json`` one JSON
 object. Bad input: exit status 2 and one line on stderr naming the parameter.
 """
@@ -45,6 +46,9 @@ def _add_command(sub: argparse._SubParsersAction, cmd: Command) -> None:
     for param in cmd.params:
         if param.section:
             continue
+        if param.kind == "spec":
+            p.add_argument(param.name, metavar=param.name.upper() + ".json", help=param.label)
+            continue
         flag = "--" + param.name.replace("_", "-")
         if param.kind == "flag":
             p.add_argument(flag, dest=param.name, action="store_const", const="true", help=param.label)
@@ -83,7 +87,12 @@ def _nested_lines(value: object) -> list[str]:
 
 
 def render_text(cmd: Command, result: dict) -> str:
-    """The readable summary: one ``label  value unit`` line per result; nested results indented below."""
+    """The readable summary: one ``label  value unit`` line per result; nested results indented below.
+
+    A command that prints a file format instead (``export``) says so in ``Command.render``.
+    """
+    if cmd.render is not None:
+        return cmd.render(result)
     width = max(len(r.label) for r in cmd.results)
     lines = []
     for r in cmd.results:
@@ -114,6 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if fields:
             raw.update(flatten(parse_text(_read(args.spec)), fields))
+        raw.update({p.name: _read(raw[p.name]) for p in cmd.params if p.kind == "spec"})
         result = evaluate(cmd.name, raw)
     except CalcError as e:
         e.param = qualified(e.param, fields)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from . import units
 from .check import MAX_COUNT, count, fraction, real
 from .errors import CalcError
+from .spec import parse_text
 
 __all__ = ["Param", "Result", "Command", "parse_param", "is_blank", "format_result", "unit_of_field", "format_field"]
 
@@ -29,7 +30,7 @@ class Param:
     """One input. ``default`` is raw text; ``None`` means optional and absent."""
 
     name: str  #: snake_case; the CLI option is ``--`` + name with ``-``
-    kind: str  #: count | number | fraction | size | bandwidth | time | flop_rate | sizes | counts | choice | flag
+    kind: str  #: count | number | fraction | size | bandwidth | time | flop_rate | sizes | counts | choice | flag | spec
     label: str  #: what the field is, with its unit
     help: str = ""
     default: str | None = None
@@ -60,12 +61,38 @@ class Command:
     results: tuple[Result, ...]
     compute: Callable[[dict], dict] = field(repr=False)
     example: Mapping[str, str] = field(default_factory=dict)  #: the page's default inputs
+    #: the CLI's text output when it is not one line per result (a file format, such as launch settings)
+    render: Callable[[dict], str] | None = field(default=None, repr=False)
 
     def param(self, name: str) -> Param:
         for p in self.params:
             if p.name == name:
                 return p
         raise CalcError("parameter", f"one of {', '.join(p.name for p in self.params)}", name)
+
+    def parse(self, raw: Mapping[str, object]) -> dict:
+        """Raw values (text as typed, or JSON values) → the values :attr:`compute` takes.
+
+        Unknown names are errors; a blank or missing value takes the parameter's default,
+        and a required one must be given.
+
+        >>> cmd = Command("x", "X", (Param("n", "count", "N", default="2"),), (), dict)
+        >>> cmd.parse({}), cmd.parse({"n": "5"})
+        ({'n': 2}, {'n': 5})
+        """
+        known = {p.name for p in self.params}
+        for key in raw:
+            if key not in known:
+                raise CalcError(str(key), f"a parameter of {self.name} ({', '.join(sorted(known))})", raw[key])
+        values: dict[str, object] = {}
+        for p in self.params:
+            text = raw.get(p.name)
+            if is_blank(text):
+                text = p.default
+            if is_blank(text) and p.required:
+                raise CalcError(p.name, "given (it is required)", "" if text is None else text)
+            values[p.name] = None if is_blank(text) else parse_param(p, text)
+        return values
 
 
 def _parse_number_text(p: Param, raw: object, rule: str) -> object:
@@ -111,6 +138,11 @@ def parse_param(p: Param, raw: object) -> object:
         return _parse_sizes(p.name, raw)
     if p.kind == "counts":
         return _parse_counts(p, raw)
+    if p.kind == "spec":  # a whole SPEC (JSON text, or the object itself): its fields are checked by the command
+        data = parse_text(raw, p.name) if isinstance(raw, str) else raw
+        if not isinstance(data, dict):
+            raise CalcError(p.name, "a JSON object of sections", raw)
+        return data
     raise AssertionError(f"unknown parameter kind {p.kind!r}")  # a bug in COMMANDS, not input
 
 

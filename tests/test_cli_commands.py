@@ -210,3 +210,85 @@ def test_every_example_evaluates_and_is_json(name):
     """Every command's page example computes and serialises, through the page's entry point too."""
     json.dumps(evaluate(name, dict(COMMANDS[name].example)))
     assert json.loads(evaluate_for_page(name, json.dumps(dict(COMMANDS[name].example))))["ok"]
+
+
+# ---------------------------------------------------------------------------- export and compare
+
+
+def test_export_prints_the_launch_settings(capsys, spec_file):
+    """export SPEC.json --to megatron: the arguments as Megatron-LM takes them, after comment lines."""
+    code, out, err = run(capsys, ["export", spec_file(SPEC), "--to", "megatron"])
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].startswith("# Megatron-LM core_v0.15.3") and "--tensor-model-parallel-size 8" in lines
+    assert "--use-distributed-optimizer" in lines and "--recompute-granularity selective" in lines
+
+
+@pytest.mark.parametrize("framework", ["megatron", "torchtitan", "deepspeed"])
+def test_export_json_is_the_page_values(capsys, spec_file, framework):
+    """export --json: the launch settings' parts; the same text the page gets, or one refusal line."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["parallel"]["zero"] = 3 if framework == "torchtitan" else 1
+    code, out, err = run(capsys, ["export", spec_file(spec), "--to", framework, "--json"])
+    assert code == 0 and err == ""
+    result = json.loads(out)
+    assert {"framework", "targets", "arguments", "config", "config_file", "text"} <= set(result)
+    flat = {k: v for section in spec.values() for k, v in section.items()} | {"to": framework}
+    page = json.loads(evaluate_for_page("export", json.dumps(flat)))
+    assert page["ok"] and json.loads(page["values"]["text"]) == result["text"] == page["text"]["text"]
+
+
+def test_export_refusal_is_one_line_and_nothing_else(capsys, spec_file):
+    """A setting the framework cannot run: exit 2, one line naming section.field and the version, no output."""
+    code, out, err = run(capsys, ["export", spec_file(SPEC), "--to", "torchtitan"])
+    assert code == 2 and out == ""
+    assert err == ("python -m calc export: error: parallel.zero must be 0 or 3 for torchtitan v0.2.2 (FSDP2 shards "
+                   "the weights as well; without resharding after the forward pass it gathers them again every "
+                   "microbatch, not once a step), got 1\n")
+
+
+def test_export_needs_a_framework(capsys, spec_file):
+    """--to is required and names one of the three frameworks."""
+    code, _, err = run(capsys, ["export", spec_file(SPEC)])
+    assert code == 2 and err == "python -m calc export: error: to must be given (it is required), got ''\n"
+    code, _, err = run(capsys, ["export", spec_file(SPEC), "--to", "jax"])
+    assert code == 2 and err == ("python -m calc export: error: to must be one of megatron, torchtitan, deepspeed, "
+                                 "got 'jax'\n")
+
+
+def test_compare_takes_two_spec_files(capsys, spec_file):
+    """compare A.json B.json: the faster plan, why, and the tables; --json has every part."""
+    b = json.loads(json.dumps(SPEC))
+    b["parallel"] |= {"data": 16, "tensor": 4}
+    argv = ["compare", spec_file(SPEC, "a.json"), spec_file(b, "b.json")]
+    code, out, err = run(capsys, argv)
+    assert code == 0 and err == ""
+    assert out.splitlines()[0].split() == ["Faster", "plan", "B"] and "parallel.tensor" in out
+    result = run_json(capsys, argv)
+    assert {"faster", "reason", "settings", "step_time", "memory", "communications", "a_mfu", "b_mfu"} <= set(result)
+
+
+@pytest.mark.parametrize("edit,line", [
+    (("model", "hidden", 8192), "model.hidden must be the same in A and B (compare takes two plans of one model), "
+                                "got (4096, 8192)"),
+    (("parallel", "tensor", 3), "B: hardware.gpus must be a multiple of tensor × pipeline × context × expert = 3, "
+                                "got 64"),
+    (("parallel", "foo", 1), "B: parallel.foo must be a field of parallel"),
+])
+def test_compare_refusals_are_one_line(capsys, spec_file, edit, line):
+    """Plans of different models, and a bad field of one SPEC, are one line naming it; exit 2, no output."""
+    section, name, value = edit
+    b = json.loads(json.dumps(SPEC))
+    b[section][name] = value
+    code, out, err = run(capsys, ["compare", spec_file(SPEC, "a.json"), spec_file(b, "b.json")])
+    assert code == 2 and out == "" and err.startswith("python -m calc compare: error: " + line)
+    assert err.count("\n") == 1
+
+
+def test_compare_needs_both_files(capsys, spec_file, tmp_path):
+    """A missing second SPEC or an unreadable one is one line and exit 2."""
+    with pytest.raises(SystemExit) as e:
+        run(capsys, ["compare", spec_file(SPEC)])
+    assert e.value.code == 2 and capsys.readouterr().err.endswith("the following arguments are required: B.json\n")
+    code, _, err = run(capsys, ["compare", spec_file(SPEC), str(tmp_path / "missing.json")])
+    assert code == 2 and err.startswith("python -m calc compare: error: SPEC.json must be a readable UTF-8 file")
