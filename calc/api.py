@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 
 from .command import Command, Param, Result, format_field, format_result, is_blank, parse_param, unit_of_field
-from .commands import batch, collectives, plan, scaling, training, validate
+from .commands import batch, collectives, inference, plan, scaling, training, validate
 from .errors import CalcError
 
 __all__ = [
@@ -30,6 +30,7 @@ COMMANDS: dict[str, Command] = {
         training.TRAIN_TIME, training.BUBBLE, training.SCHEDULE, *collectives.GATHER_LIKE,
         collectives.ALLREDUCE_ALGORITHMS, collectives.TWO_LEVEL, plan.PLAN, plan.SEARCH, scaling.SCALING,
         scaling.CAPACITY, collectives.TRAFFIC, plan.DEVICE_MEMORY, plan.HARDWARE, validate.VALIDATE,
+        inference.INFER, inference.INFER_SEARCH,
     )
 }
 
