@@ -14,7 +14,8 @@ parallelism ``c``). With tensor parallelism ``t``, the kernels of one layer are:
 Each GEMM is timed by :func:`calc.kernels.gemm_time` with ``M = B``: at small ``B`` it is
 bound by reading its weights (``K·N`` elements at the weights' precision), at large ``B`` by
 compute. Below 64 rows (the kernel model's smallest tile) decode kernels use 16-row tensor-core
-tiles instead (:data:`SKINNY_ROWS`), so 4-bit weights stay memory-bound at small batches. The attention kernel takes ``max(FLOPs/(peak·η_attn), bytes/(HBM·η_HBM))``.
+tiles instead (:data:`SKINNY_ROWS`), so 4-bit weights stay memory-bound at small batches. The
+attention kernel takes ``max(FLOPs/(peak·η_attn), bytes/(HBM·η_HBM))``.
 
 An MoE layer routes the ``B·e`` tokens of its expert group (``e`` ranks) to ``k`` of ``E``
 experts each. With routing spread uniformly, an expert receives no token with probability
@@ -96,7 +97,7 @@ def _kernels(seconds: float, kernels: int, launch_s: float) -> float:
 
 
 def _skinny_gemm_time(hw: Hardware, m: int, n: int, k: int, batch: int, act_bytes: float, wb: float) -> float:
-    """``max(2MNK / (peak·η·M/(16⌈M/16⌉)), bytes / (HBM·η)) + t_launch`` for ``batch`` GEMMs of ``M < 64`` rows.
+    """``max(2MNK / (peak·η·M/(16⌈M/16⌉)), bytes / (HBM·η)) + t_launch``: ``batch`` GEMMs of ``M < 64`` rows.
 
     >>> from calc.hardware import hardware
     >>> h100 = hardware(8, profile_name="h100-sxm5-80gb")
@@ -137,8 +138,10 @@ def decode_layer(m: Model, hw: Hardware, attn_hw: Hardware, batch: int, context:
 
     ``hw`` times the GEMMs (its peak is the weights' compute data type's), ``attn_hw`` the
     attention (16-bit). ``launch_s``: each kernel takes at least this long (the CPU's launch
-    time, :data:`EAGER_LAUNCH_S`, when the step is not a CUDA graph; 0 with CUDA graphs). Llama-3 8B on one H100 at batch 1 reads its 436 MB of layer weights
-    (bf16) in about a sixth of a millisecond; at batch 512 the GEMMs are compute-bound and take
+    time, :data:`EAGER_LAUNCH_S`, when the step is not a CUDA graph; 0 with CUDA graphs).
+
+    Llama-3 8B on one H100 at batch 1 reads its 436 MB of layer weights (bf16) in about a sixth
+    of a millisecond; at batch 512 the GEMMs are compute-bound and take
     well over twice that, and reading 512 caches of 1024 tokens takes longer still:
 
     >>> from calc.hardware import hardware

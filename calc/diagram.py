@@ -518,6 +518,80 @@ def _nice_ticks(top: float, n: int = 4) -> list[float]:
     return [round(i * step, 12) for i in range(int(top / step + 1e-9) + 1)]
 
 
+class _ServingAxes:
+    """Where the serving chart puts a batch (log2 across) and a value (linear up) in either panel."""
+
+    X0, X1, TOP, PANEL, GAP = 78.0, _W - 20, 44.0, 150.0, 56.0
+
+    def __init__(self, points: list[dict]) -> None:
+        import math
+
+        self._log2 = math.log2
+        bmin, self.bmax = min(p["batch"] for p in points), max(p["batch"] for p in points)
+        self.bmin = bmin
+        self.lo, self.hi = math.log2(bmin), max(math.log2(self.bmax), math.log2(bmin) + 1)
+        self.panels = {"latency": (self.TOP, max(p["decode_time_per_token_s"] for p in points) * 1.1),
+                       "tokens": (self.TOP + self.PANEL + self.GAP,
+                                  max(p["tokens_per_s_per_replica"] for p in points) * 1.1)}
+
+    def x(self, b: float) -> float:
+        return self.X0 + (self._log2(b) - self.lo) / (self.hi - self.lo) * (self.X1 - self.X0)
+
+    def y(self, v: float, panel: str) -> float:
+        y_panel, top = self.panels[panel]
+        return y_panel + self.PANEL - v / top * self.PANEL
+
+    @property
+    def bottom(self) -> float:
+        return self.panels["tokens"][0] + self.PANEL
+
+
+def _serving_frame(ax: _ServingAxes) -> list[dict]:
+    """The two panels with their value ticks, and the batch axis with its powers of two."""
+    items = []
+    for panel, label, fmt in (("latency", "inter-token latency", units.format_time),
+                              ("tokens", "generated tokens/s per replica", lambda v: units.format_count(round(v)))):
+        y_panel, top = ax.panels[panel]
+        items += [_rect(ax.X0, y_panel, ax.X1 - ax.X0, ax.PANEL, "sv-frame"),
+                  _text(ax.X0, y_panel - 8, label, "sv-label")]
+        for tick in _nice_ticks(top / 1.1):
+            yy = ax.y(tick, panel)
+            items += [_line(ax.X0 - 4, yy, ax.X1, yy, "sv-grid"), _text(ax.X0 - 7, yy + 4, fmt(tick), "sv-tick", "end")]
+    k = 0
+    while 2**k <= ax.bmax:
+        if 2**k >= ax.bmin:
+            xx = ax.x(2**k)
+            items += [_line(xx, ax.bottom, xx, ax.bottom + 4, "sv-axis"),
+                      _text(xx, ax.bottom + 16, str(2**k), "sv-tick", "middle")]
+        k += 1 if ax.bmax < 2**12 else 2
+    items.append(_text((ax.X0 + ax.X1) / 2, ax.bottom + 34, "batch: sequences decoded together (log scale)",
+                       "sv-label", "middle"))
+    return items
+
+
+def _serving_series(ax: _ServingAxes, points: list[dict], batch: int) -> list[dict]:
+    """The floor, latency and throughput lines, one titled point per batch, and the current batch's line."""
+    items = []
+    for key, panel, cls in (("decode_floor_s", "latency", "sv-line sv-line--floor"),
+                            ("decode_time_per_token_s", "latency", "sv-line sv-line--latency"),
+                            ("tokens_per_s_per_replica", "tokens", "sv-line sv-line--tokens")):
+        items.append(_path("".join(f"{'M' if i == 0 else 'L'}{_r(ax.x(p['batch']))} {_r(ax.y(p[key], panel))}"
+                                   for i, p in enumerate(points)), cls))
+    for p in points:
+        title = (f"batch {p['batch']}: {units.format_time(p['decode_time_per_token_s'])} per token (floor "
+                 f"{units.format_time(p['decode_floor_s'])}), "
+                 f"{units.format_count(round(p['tokens_per_s_per_replica']))} tokens/s per replica")
+        xx, ya, yt = ax.x(p["batch"]), ax.y(p["decode_time_per_token_s"], "latency"), \
+            ax.y(p["tokens_per_s_per_replica"], "tokens")
+        items.append({"t": "g", "cls": "sv-pt" + (" sv-pt--current" if p["batch"] == batch else ""), "title": title,
+                      "items": [{"t": "circle", "cx": _r(xx), "cy": _r(ya), "r": 4.0, "cls": "sv-dot"},
+                                _rect(xx - 3.5, yt - 3.5, 7, 7, "sv-square")]})
+    xc = ax.x(batch)
+    return items + [_line(xc, ax.TOP, xc, ax.bottom, "sv-current"),
+                    _text(min(xc + 4, ax.X1 - 4), ax.TOP + 12, f"batch {batch}", "sv-sub",
+                          "start" if xc < ax.X1 - 80 else "end")]
+
+
 def serving_chart(points: list[dict], batch: int, largest: int) -> dict:
     """Inter-token latency (with its roofline floor) and tokens per second against the batch size.
 
@@ -525,7 +599,7 @@ def serving_chart(points: list[dict], batch: int, largest: int) -> dict:
     ``decode_time_per_token_s``, ``decode_floor_s``, ``tokens_per_s_per_replica``); the batch
     axis is logarithmic (base 2). The latency is a solid line with circles, its floor dashed,
     the throughput a solid line with squares; the current ``batch`` is a vertical line and
-    ``largest`` (the most sequences that fit) is named on the axis.
+    ``largest`` (the most sequences that fit) is named in the title.
 
     >>> pts = [{"batch": b, "decode_time_per_token_s": 0.004 + b * 1e-5, "decode_floor_s": 0.003 + b * 1e-5,
     ...         "tokens_per_s_per_replica": b / (0.004 + b * 1e-5)} for b in (1, 2, 4, 8)]
@@ -533,60 +607,10 @@ def serving_chart(points: list[dict], batch: int, largest: int) -> dict:
     >>> sum(1 for i in d["items"] if i["t"] == "g" and i["cls"].startswith("sv-pt")), d["title"][:30]
     (4, 'Latency and throughput against')
     """
-    import math
-
-    x0, x1, w_top, h_panel, gap = 78.0, _W - 20, 44.0, 150.0, 56.0
-    y_lat, y_tok = w_top, w_top + h_panel + gap
-    bmin, bmax = min(p["batch"] for p in points), max(p["batch"] for p in points)
-    lo, hi = math.log2(bmin), max(math.log2(bmax), math.log2(bmin) + 1)
-
-    def x(b: float) -> float:
-        return x0 + (math.log2(b) - lo) / (hi - lo) * (x1 - x0)
-
-    lat_top = max(p["decode_time_per_token_s"] for p in points) * 1.1
-    tok_top = max(p["tokens_per_s_per_replica"] for p in points) * 1.1
-
-    def y(v: float, top: float, y_panel: float) -> float:
-        return y_panel + h_panel - v / top * h_panel
-
+    ax = _ServingAxes(points)
     head = f"Latency and throughput against batch size (per replica; largest batch that fits: {largest})"
-    items = [_text(8, 18, head, "sv-title")]
-    for y_panel, top, label, fmt in ((y_lat, lat_top, "inter-token latency", units.format_time),
-                                     (y_tok, tok_top, "generated tokens/s per replica",
-                                      lambda v: units.format_count(round(v)))):
-        items.append(_rect(x0, y_panel, x1 - x0, h_panel, "sv-frame"))
-        items.append(_text(x0, y_panel - 8, label, "sv-label"))
-        for tick in _nice_ticks(top / 1.1):
-            yy = y(tick, top, y_panel)
-            items += [_line(x0 - 4, yy, x1, yy, "sv-grid"), _text(x0 - 7, yy + 4, fmt(tick), "sv-tick", "end")]
-    k = 0
-    while 2**k <= bmax:
-        if 2**k >= bmin:
-            xx = x(2**k)
-            items += [_line(xx, y_tok + h_panel, xx, y_tok + h_panel + 4, "sv-axis"),
-                      _text(xx, y_tok + h_panel + 16, str(2**k), "sv-tick", "middle")]
-        k += 1 if bmax < 2**12 else 2
-    items.append(_text((x0 + x1) / 2, y_tok + h_panel + 34, "batch: sequences decoded together (log scale)",
-                       "sv-label", "middle"))
-    for key, top, y_panel, cls in (("decode_floor_s", lat_top, y_lat, "sv-line sv-line--floor"),
-                                   ("decode_time_per_token_s", lat_top, y_lat, "sv-line sv-line--latency"),
-                                   ("tokens_per_s_per_replica", tok_top, y_tok, "sv-line sv-line--tokens")):
-        d = "".join(f"{'M' if i == 0 else 'L'}{_r(x(p['batch']))} {_r(y(p[key], top, y_panel))}"
-                    for i, p in enumerate(points))
-        items.append(_path(d, cls))
-    for p in points:
-        title = (f"batch {p['batch']}: {units.format_time(p['decode_time_per_token_s'])} per token (floor "
-                 f"{units.format_time(p['decode_floor_s'])}), "
-                 f"{units.format_count(round(p['tokens_per_s_per_replica']))} tokens/s per replica")
-        xx = x(p["batch"])
-        ya, yt = y(p["decode_time_per_token_s"], lat_top, y_lat), y(p["tokens_per_s_per_replica"], tok_top, y_tok)
-        items.append({"t": "g", "cls": "sv-pt" + (" sv-pt--current" if p["batch"] == batch else ""), "title": title,
-                      "items": [{"t": "circle", "cx": _r(xx), "cy": _r(ya), "r": 4.0, "cls": "sv-dot"},
-                                _rect(xx - 3.5, yt - 3.5, 7, 7, "sv-square")]})
-    xc = x(batch)
-    items += [_line(xc, y_lat, xc, y_tok + h_panel, "sv-current"),
-              _text(min(xc + 4, x1 - 4), y_lat + 12, f"batch {batch}", "sv-sub", "start" if xc < x1 - 80 else "end")]
-    ly = y_tok + h_panel + 56
+    items = [_text(8, 18, head, "sv-title")] + _serving_frame(ax) + _serving_series(ax, points, batch)
+    ly, x0 = ax.bottom + 56, ax.X0
     items += [_line(x0, ly - 4, x0 + 24, ly - 4, "sv-line sv-line--latency"),
               _text(x0 + 30, ly, "latency (circles)", "sv-sub"),
               _line(x0 + 160, ly - 4, x0 + 184, ly - 4, "sv-line sv-line--floor"),

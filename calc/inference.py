@@ -22,7 +22,7 @@ KV cache of its sequences at full context (prompt and output), the prefill's act
 working set and a stated reserve (``hardware.reserve``). The largest number of concurrent
 sequences fills what the weights and reserve leave::
 
-    max sequences per replica = e · ⌊(capacity − reserve − weights) / (KV per sequence + activations per sequence)⌋
+    max sequences per replica = e · ⌊(capacity − reserve − weights) / (KV + activations per sequence)⌋
 
 **Time.** Prefill runs the prompts through every stage once (:func:`calc.decode.prefill_layer`,
 compute-bound); its logits give the first output token, so time to first token = prefill.
@@ -237,10 +237,10 @@ def gemm_hardware(hw: Hardware, prec: ServingPrecision, flops_per_gpu: float | N
     >>> from calc.hardware import hardware
     >>> gemm_hardware(hardware(8, profile_name="h100-sxm5-80gb"), serving_precision("fp8")).flops_per_gpu
     1979000000000000.0
-    >>> gemm_hardware(hardware(8, profile_name="a100-sxm4-80gb"), serving_precision("fp8"))
+    >>> gemm_hardware(hardware(8, profile_name="a100-sxm4-80gb"), serving_precision("fp8"))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    calc.errors.CalcError: weight_precision must be a precision the a100-sxm4-80gb profile has a peak for (its peak_flops has fp32, tf32, bf16, fp16, int8 and no fp8; or give hardware.flops_per_gpu), got 'fp8'
+    calc.errors.CalcError: weight_precision must be a precision the a100-sxm4-80gb profile has a peak for (...no fp8...'
     """
     dtype = prec.compute_dtype
     if flops_per_gpu is not None:
@@ -275,7 +275,8 @@ class StageShape:
     logit_bytes_per_sequence: float  #: the last token's fp32 logits (last stage)
 
 
-def _layer_parts(m: Model, prec: ServingPrecision, t: int, moe: bool) -> tuple[tuple[float, float], tuple[float, float]]:
+def _layer_parts(m: Model, prec: ServingPrecision, t: int,
+                 moe: bool) -> tuple[tuple[float, float], tuple[float, float]]:
     """((parameters, bytes) of a layer's attention, norms and router; (parameters, bytes) of one MLP, one
     expert's in an MoE layer) on one tensor-parallel rank: matrices at the precision, the rest 16-bit."""
     h, f_t = m.hidden, m.ffn_hidden // t
@@ -813,7 +814,8 @@ def infer(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | No
         heavy.kv_bytes_per_sequence / -(-sv.context // sp.context), kv_token * sv.context,
         kv_heads_per_rank(m, sp.tensor), sp.tensor > m.kv_heads, mem, mem.max_sequences * sp.expert, prefill, prefill,
         itl, last.time_s, floor, mean.microbatches, itl - mean.without_communication_s, _bound(su, slow),
-        prefill + (sv.output_tokens - 1) * itl, sp.data * sv.batch / itl, sv.batch / itl, sp.data * sv.batch / itl / hw.gpus,
+        prefill + (sv.output_tokens - 1) * itl, sp.data * sv.batch / itl, sv.batch / itl,
+        sp.data * sv.batch / itl / hw.gpus,
         read, read / (itl * hw.hbm_bandwidth), decode_flops / (itl * peak), prefill_flops / (prefill * peak),
         max_latency, None if max_latency is None else itl <= max_latency, tuple(sh.layers for sh in su.shapes),
         _placements(su, mean, mem), _decode_rows(su, mean),
