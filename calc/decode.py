@@ -88,7 +88,13 @@ def experts_touched(tokens: float, experts: int, top_k: int) -> float:
     """
     if experts <= 1:
         return float(experts)
-    return experts * (1.0 - (1.0 - top_k / experts) ** tokens)
+    miss, n, power = 1.0 - top_k / experts, int(tokens), 1.0
+    while n:  # (1 − k/E)^T by squaring: IEEE products, the same in CPython and in Pyodide (pow is libm's)
+        if n & 1:
+            power *= miss
+        miss *= miss
+        n >>= 1
+    return experts * (1.0 - power)
 
 
 def _kernels(seconds: float, kernels: int, launch_s: float) -> float:
