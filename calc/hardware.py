@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from .check import MAX_BYTES, MAX_RATE, MAX_SECONDS, count, real
+from .check import MAX_BYTES, MAX_RATE, count, real
 from .errors import CalcError
 
 __all__ = ["Profile", "PROFILES", "profile", "Hardware", "hardware", "GIB", "PRECISION_DTYPES", "MAX_GPUS"]

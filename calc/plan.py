@@ -67,7 +67,7 @@ from math import fsum
 from .check import count, real
 from .compute import MAX_TOKENS, training_flops
 from .errors import CalcError
-from .hardware import GIB, MAX_GPUS, PRECISION_DTYPES, Hardware, hardware
+from .hardware import GIB, MAX_GPUS, Hardware, hardware
 from .memory import MAX_DEGREE, RECOMPUTE, layer_activation_bytes
 from .model import FLASH, Model, Precision, layer_params, precision as _precision
 from .network import Link, collective_time, group_link

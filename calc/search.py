@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, replace
 
 from .check import count
 from .errors import CalcError
@@ -179,10 +179,6 @@ def _plain(par: Parallel) -> dict:
     return out
 
 
-def _axis(fixed: dict, name: str, default: list) -> list:
-    return [fixed[name]] if name in fixed else default
-
-
 def search(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-adam", *, top: int = 10,
            max_micro_batch: int = 16, micro_batch: int | None = None, tokens: float | None = None,
            fixed: dict | None = None) -> SearchResult:
@@ -200,7 +196,6 @@ def search(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-ada
     ([1, 2, 3], True)
     """
     w = workload(m, global_batch, hw, precision, tokens)
-    gb = w.global_batch
     n_top = count("top", top, maximum=MAX_TOP)
     max_b = count("max_micro_batch", max_micro_batch, maximum=1024)
     fixed = dict(fixed or {})
@@ -210,125 +205,151 @@ def search(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-ada
     if unknown:
         name = sorted(unknown)[0]
         raise CalcError(name, "an axis of the search (" + ", ".join(SEARCHED + _SCHEDULE) + ")", fixed[name])
-    schedule = {k: fixed[k] for k in _SCHEDULE if k in fixed}
-    g, gpn = hw.gpus, hw.gpus_per_node
-    refusals = _Refusals()
-    best: list[tuple[float, float, int, Parallel, int]] = []  # a max-heap of the n_top fastest (negated)
-    feasible = enumerated = costed = pruned = 0
-    serial = itertools.count()
-    capped = ""
+    return _Search(w, n_top, max_b, fixed).run()
 
-    def family(t, p, c, e, d, **kw) -> dict:
-        base = {"data": d, "tensor": t, "pipeline": p, "context": c, "expert": e}
-        return base | kw
 
-    # With FlashAttention selective recomputation has nothing to redo: it is "none" under another name.
-    recomputes = ["none", "full"] if m.attention in FLASH else ["none", "selective", "full"]
-    gpu_divisors = _divisors(g, min(m.layers, _PIPELINE_MAX))
-    tensors = [t for t in _divisors(min(gpn, g))
-               if not (m.heads % t or m.ffn_hidden % t or (m.kv_heads % t and t % m.kv_heads))]
-    for t, e, c in itertools.product(_axis(fixed, "tensor", tensors), _axis(fixed, "expert", _divisors(m.experts)),
-                                     _axis(fixed, "context", list(_CONTEXT))):
-        if capped or enumerated >= MAX_CONFIGURATIONS:
-            capped = capped or _CAPPED
-            break
-        if c > 1 and m.seq_len % (2 * c):
-            continue
-        if g % (t * e * c):
-            continue
-        rest = g // (t * e * c)
-        pipelines = [p for p in gpu_divisors if rest % p == 0]
-        for p in _axis(fixed, "pipeline", pipelines):
-            if capped or enumerated >= MAX_CONFIGURATIONS:
-                capped = capped or _CAPPED
+class _Search:
+    """One search: the space it walks, the fastest plans it keeps, its refusals and its counts."""
+
+    def __init__(self, w, n_top: int, max_b: int, fixed: dict) -> None:
+        self.w, self.n_top, self.max_b, self.fixed = w, n_top, max_b, fixed
+        self.schedule = {k: fixed[k] for k in _SCHEDULE if k in fixed}
+        self.refusals = _Refusals()
+        self.best: list[tuple] = []  # a min-heap of (−step, −memory, −serial, par, b): the n_top fastest
+        self.feasible = self.enumerated = self.pruned = 0
+        self.serial = itertools.count()
+        self.capped = ""
+
+    def full(self) -> bool:
+        """True once the configuration cap is reached (and say so)."""
+        if self.enumerated >= MAX_CONFIGURATIONS:
+            self.capped = _CAPPED
+        return bool(self.capped)
+
+    def axis(self, name: str, default: list) -> list:
+        return [self.fixed[name]] if name in self.fixed else default
+
+    def refuse(self, kind: str, rule: str, par, reason, n: int = 1) -> None:
+        self.enumerated += n
+        self.refusals.add(kind, rule, par, reason, n)
+
+    def run(self) -> SearchResult:
+        for t, e, c, p, d in self.degrees():
+            self.splits(t, e, c, p, d)
+            if self.full():
                 break
-            if g % (t * e * c * p):
+        return self.result()
+
+    def degrees(self):
+        """(t, e, c, p, d) with t·e·c·p·d = GPUs and the batch divisible by the replicas."""
+        m, hw, gb = self.w.m, self.w.hw, self.w.global_batch
+        g = hw.gpus
+        stage_counts = _divisors(g, min(m.layers, _PIPELINE_MAX))
+        tensors = [t for t in _divisors(min(hw.gpus_per_node, g))
+                   if not (m.heads % t or m.ffn_hidden % t or (m.kv_heads % t and t % m.kv_heads))]
+        for t, e, c in itertools.product(self.axis("tensor", tensors), self.axis("expert", _divisors(m.experts)),
+                                         self.axis("context", list(_CONTEXT))):
+            if (c > 1 and m.seq_len % (2 * c)) or g % (t * e * c):
                 continue
-            d = g // (t * e * c * p)
-            if "data" in fixed and fixed["data"] != d:
+            for p in self.axis("pipeline", [p for p in stage_counts if (g // (t * e * c)) % p == 0]):
+                if self.full():
+                    return
+                d = g // (t * e * c * p)
+                if g % (t * e * c * p) or ("data" in self.fixed and self.fixed["data"] != d):
+                    continue
+                if gb % (d * e):
+                    self.refuse("combination", "global_batch is not a multiple of data × expert",
+                                _family(t, p, c, e, d), f"global_batch ({gb}) is not a multiple of data × expert "
+                                f"({d * e})")
+                    continue
+                yield t, e, c, p, d
+
+    def splits(self, t: int, e: int, c: int, p: int, d: int) -> None:
+        """ZeRO stage, sequence parallelism, recomputation and stage split for one set of degrees."""
+        m = self.w.m
+        # With FlashAttention selective recomputation has nothing to redo: it is "none" under another name.
+        recomputes = ["none", "full"] if m.attention in FLASH else ["none", "selective", "full"]
+        sps = [False, True] if t > 1 and (m.seq_len // c) % t == 0 else [False]
+        layer_splits = [self.fixed["stage_layers"]] if "stage_layers" in self.fixed else stage_splits(m.layers, p)
+        for z, sp, recompute, split in itertools.product(
+                self.axis("zero", [0, 1, 2, 3]), self.axis("sequence_parallel", sps),
+                self.axis("recompute", recomputes), layer_splits):
+            self.micro_batches(Parallel(d, t, p, c, e, z, sp, recompute, 1, split, **self.schedule))
+            if self.capped:
+                return
+
+    def micro_batches(self, base: Parallel) -> None:
+        """Each microbatch size and interleaving of one split; larger sizes refused once one does not fit."""
+        m, gb = self.w.m, self.w.global_batch
+        t, p, c, e, d = base.tensor, base.pipeline, base.context, base.expert, base.data
+        per_replica = gb // (d * e)
+        micros = self.axis("micro_batch", _divisors(per_replica, self.max_b))
+        per_stage = base.stage_layers or _even_stage_layers(m.layers, p)
+        room = min(n + (1 if s in (0, p - 1) else 0) for s, n in enumerate(per_stage))
+        for i, b in enumerate(micros):
+            if per_replica % b:
+                self.refuse("combination", "global_batch is not a multiple of micro_batch × data × expert",
+                            _family(t, p, c, e, d, micro_batch=b),
+                            f"global_batch ({gb}) is not a multiple of micro_batch × data × expert ({b * d * e})")
                 continue
-            if gb % (d * e):
-                enumerated += 1
-                refusals.add("combination", "global_batch is not a multiple of data × expert",
-                             family(t, p, c, e, d), f"global_batch ({gb}) is not a multiple of data × expert "
-                             f"({d * e})")
+            mbs = per_replica // b
+            vs = self.axis("interleave", [v for v in range(1, _INTERLEAVE_MAX + 1)
+                                          if v == 1 or (p > 1 and room >= v and mbs % p == 0)])
+            if len(self.best) == self.n_top and step_floor(self.w, base, b, mbs) >= -self.best[0][0]:
+                self.enumerated += len(vs)  # its compute alone is slower than every plan kept
+                self.pruned += len(vs)
                 continue
-            per_replica = gb // (d * e)
-            micros = _axis(fixed, "micro_batch", _divisors(per_replica, max_b))
-            sps = [False, True] if t > 1 and (m.seq_len // c) % t == 0 else [False]
-            splits = [fixed["stage_layers"]] if "stage_layers" in fixed else stage_splits(m.layers, p)
-            for z, sp, recompute, split in itertools.product(
-                    _axis(fixed, "zero", [0, 1, 2, 3]), _axis(fixed, "sequence_parallel", sps),
-                    _axis(fixed, "recompute", recomputes), splits):
-                if capped:
-                    break
-                per_stage = split or _even_stage_layers(m.layers, p)
-                fewest = min(n + (1 if s in (0, p - 1) else 0) for s, n in enumerate(per_stage))
-                for i, b in enumerate(micros):
-                    if per_replica % b:
-                        enumerated += 1
-                        refusals.add("combination", "global_batch is not a multiple of micro_batch × data × expert",
-                                     family(t, p, c, e, d, micro_batch=b),
-                                     f"global_batch ({gb}) is not a multiple of micro_batch × data × expert "
-                                     f"({b * d * e})")
-                        continue
-                    mbs = per_replica // b
-                    vs = [v for v in range(1, _INTERLEAVE_MAX + 1) if v == 1 or (p > 1 and fewest >= v and mbs % p == 0)]
-                    fits_any = False
-                    vs = _axis(fixed, "interleave", vs)
-                    if len(best) == n_top:  # its compute alone is slower than every plan kept: skip it
-                        floor = step_floor(w, Parallel(d, t, p, c, e, z, sp, recompute, 1, split, **schedule), b, mbs)
-                        if floor >= -best[0][0]:
-                            enumerated += len(vs)
-                            pruned += len(vs)
-                            continue
-                    for v in vs:
-                        if enumerated >= MAX_CONFIGURATIONS:
-                            capped = _CAPPED
-                            break
-                        enumerated += 1
-                        try:
-                            par = Parallel(d, t, p, c, e, z, sp, recompute, v, split, **schedule)
-                            mem = memory(w, par, b, mbs if v == 1 else None)
-                        except CalcError as err:
-                            refusals.add("combination", err.rule, family(t, p, c, e, d, micro_batch=b, interleave=v),
-                                         str(err))
-                            continue
-                        costed += 1
-                        if not mem.fits:
-                            refusals.add("memory", f"does not fit (largest term: {mem.binding_term})",
-                                         lambda: _plain(par) | {"micro_batch": b},
-                                         lambda: f"needs {mem.total_bytes / GIB:.1f} GiB on stage {mem.stage} > "
-                                         f"{hw.memory_bytes / GIB:.1f} GiB (largest term: {mem.binding_term}; "
-                                         f"reserve {hw.reserve_bytes / GIB:.3g} GiB included)")
-                            continue
-                        fits_any = True
-                        feasible += 1
-                        est = estimate(w, par, b, microbatches=mbs)
-                        item = (-est.step_time_s, -mem.total_bytes, -next(serial), par, b)
-                        if len(best) < n_top:
-                            heapq.heappush(best, item)
-                        elif item > best[0]:
-                            heapq.heapreplace(best, item)
-                    if capped:
-                        break
-                    if not fits_any and i + 1 < len(micros) and "interleave" not in fixed:
-                        larger = micros[i + 1:]
-                        enumerated += len(larger)
-                        refusals.add("memory", "larger microbatches need more memory than one that does not fit",
-                                     family(t, p, c, e, d, zero=z, sequence_parallel=sp, recompute=recompute,
-                                            micro_batch=f">= {larger[0]}"),
-                                     f"micro_batch {b} does not fit with recompute {recompute}; "
-                                     f"larger microbatches need more memory", n=len(larger))
-                        break
-    ranked = sorted(best, reverse=True)
-    plans, first = [], None
-    for i, (_, _, _, par, b) in enumerate(ranked):
-        pl = assemble(w, par, b)
-        plans.append(_summary(pl, i + 1, first))
-        first = first or pl
-    shown = {k: v for k, v in fixed.items()}
-    if "stage_layers" in shown and shown["stage_layers"] is not None:
-        shown["stage_layers"] = list(shown["stage_layers"])
-    return SearchResult(tuple(plans), enumerated, feasible, pruned, refusals.total, refusals.by_kind(), refusals.summary(),
-                        shown, capped)
+            fits = [self.cost(replace(base, interleave=v), b, mbs) for v in vs if not self.full()]
+            if self.capped:
+                return
+            if not any(fits) and i + 1 < len(micros) and "interleave" not in self.fixed:
+                larger = micros[i + 1:]
+                self.refuse("memory", "larger microbatches need more memory than one that does not fit",
+                            _family(t, p, c, e, d, zero=base.zero, sequence_parallel=base.sequence_parallel,
+                                    recompute=base.recompute, micro_batch=f">= {larger[0]}"),
+                            f"micro_batch {b} does not fit with recompute {base.recompute}; larger microbatches "
+                            "need more memory", n=len(larger))
+                return
+
+    def cost(self, par: Parallel, b: int, mbs: int) -> bool:
+        """Check, then time a configuration that fits; keep it if it is among the fastest. True if it fits."""
+        hw = self.w.hw
+        self.enumerated += 1
+        try:
+            mem = memory(self.w, par, b, mbs if par.interleave == 1 else None)
+        except CalcError as err:
+            self.refusals.add("combination", err.rule, _plain(par) | {"micro_batch": b}, str(err))
+            return False
+        if not mem.fits:
+            self.refusals.add("memory", f"does not fit (largest term: {mem.binding_term})",
+                              lambda: _plain(par) | {"micro_batch": b},
+                              lambda: f"needs {mem.total_bytes / GIB:.1f} GiB on stage {mem.stage} > "
+                              f"{hw.memory_bytes / GIB:.1f} GiB (largest term: {mem.binding_term}; reserve "
+                              f"{hw.reserve_bytes / GIB:.3g} GiB included)")
+            return False
+        self.feasible += 1
+        est = estimate(self.w, par, b, microbatches=mbs)
+        item = (-est.step_time_s, -mem.total_bytes, -next(self.serial), par, b)
+        if len(self.best) < self.n_top:
+            heapq.heappush(self.best, item)
+        elif item > self.best[0]:
+            heapq.heapreplace(self.best, item)
+        return True
+
+    def result(self) -> SearchResult:
+        plans, first = [], None
+        for i, (_, _, _, par, b) in enumerate(sorted(self.best, reverse=True)):
+            pl = assemble(self.w, par, b)
+            plans.append(_summary(pl, i + 1, first))
+            first = first or pl
+        shown = dict(self.fixed)
+        if shown.get("stage_layers") is not None:
+            shown["stage_layers"] = list(shown["stage_layers"])
+        r = self.refusals
+        return SearchResult(tuple(plans), self.enumerated, self.feasible, self.pruned, r.total, r.by_kind(),
+                            r.summary(), shown, self.capped)
+
+
+def _family(t: int, p: int, c: int, e: int, d: int, **kw) -> dict:
+    """The degrees of a family of configurations refused together, with what else is fixed."""
+    return {"data": d, "tensor": t, "pipeline": p, "context": c, "expert": e} | kw

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from math import fsum
-from types import MappingProxyType
 
 from . import hardware as _hardware
 from . import plan as _plan

@@ -6,7 +6,6 @@ import pytest
 
 from calc.errors import CalcError
 from calc.hardware import hardware
-from calc.memory import layer_activation_bytes
 from calc.model import model, param_count
 from calc.network import collective_time, group_link
 from calc.plan import (
