@@ -774,7 +774,8 @@ def infer(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | No
 
     ``hw`` is the cluster at its 16-bit peak; the GEMMs run at :func:`gemm_hardware`'s (``gemm_flops``
     overrides it). A batch that does not fit is refused naming what binds (``refuse=False``
-    returns it with ``memory_per_device.fits`` false, for :mod:`calc.infer_search`).
+    returns it with ``memory_per_device.fits`` false, for :mod:`calc.infer_search`). ``memo`` is a
+    cache that calls on the same model, hardware and precision may share (the search does).
 
     >>> from calc.hardware import hardware
     >>> from calc.model import model
