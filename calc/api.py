@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from .command import Command, Param, Result, format_field, format_result, parse_param, unit_of_field
-from .commands import batch, collectives, compare, export, plan, scaling, training, validate
+from .command import Command, Param, Result, format_field, format_result, is_blank, parse_param, unit_of_field
+from .commands import batch, collectives, compare, export, inference, plan, scaling, training, validate
 from .errors import CalcError
 
 __all__ = [
@@ -30,7 +30,7 @@ COMMANDS: dict[str, Command] = {
         training.TRAIN_TIME, training.BUBBLE, training.SCHEDULE, *collectives.GATHER_LIKE,
         collectives.ALLREDUCE_ALGORITHMS, collectives.TWO_LEVEL, plan.PLAN, plan.SEARCH, scaling.SCALING,
         scaling.CAPACITY, collectives.TRAFFIC, plan.DEVICE_MEMORY, plan.HARDWARE, validate.VALIDATE, export.EXPORT,
-        compare.COMPARE,
+        compare.COMPARE, inference.INFER, inference.INFER_SEARCH,
     )
 }
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from . import units
 
-__all__ = ["atlas_layout", "timeline_layout", "memory_bars", "accuracy_chart", "STRATEGY_NAMES", "MAX_TIMELINE_SLOTS"]
+__all__ = ["atlas_layout", "timeline_layout", "memory_bars", "accuracy_chart", "serving_chart", "STRATEGY_NAMES",
+           "MAX_TIMELINE_SLOTS", "SERVING_TERMS"]
 
 #: Reader-facing names of the strategies in ``Communication.strategy``.
 STRATEGY_NAMES = {"tensor": "tensor (TP)", "pipeline": "pipeline (PP)", "data": "data (DP/ZeRO)",
@@ -366,10 +367,16 @@ def timeline_layout(sched: dict, kind: str, stages: int, microbatches: int, inte
 _TERMS = (("params", "weights"), ("grads", "gradients"), ("optimizer", "optimizer states"),
           ("activations", "activations"), ("buffers", "ZeRO-3 gathered layers"),
           ("reserve", "reserve (CUDA context, NCCL, fragmentation)"))
+#: The terms of a serving device's memory (``python -m calc infer``'s ``memory_per_device``).
+SERVING_TERMS = (("params", "weights"), ("kv_cache", "KV cache"), ("activations", "prefill activations"),
+                 ("reserve", "reserve (CUDA context, NCCL, fragmentation)"))
 
 
-def memory_bars(mem: dict) -> dict:
+def memory_bars(mem: dict, terms: tuple[tuple[str, str], ...] = _TERMS) -> dict:
     """One GPU's memory stacked by component against the device's capacity (``memory_per_device``).
+
+    ``terms`` names the components, ``(key, label)`` with ``mem[key + "_bytes"]`` each: training's
+    by default, :data:`SERVING_TERMS` for a serving plan.
 
     >>> d = memory_bars({"params_bytes": 4e10, "grads_bytes": 0, "optimizer_bytes": 2e10,
     ...                  "activations_bytes": 1e10, "buffers_bytes": 0, "total_bytes": 7e10,
@@ -383,11 +390,11 @@ def memory_bars(mem: dict) -> dict:
     scale = bw / top
     state = "fits" if mem["fits"] else "does not fit"
     head = (f"One GPU of stage {mem['stage']}: {_bytes(total)} of {_bytes(cap)} — {state}; "
-            f"largest term: {dict(_TERMS)[mem['binding_term']]}")
+            f"largest term: {dict(terms)[mem['binding_term']]}")
     items = [_text(8, 18, head, "mem-title"), _rect(x0, y0, bw, bh, "mem-track", None, 3)]
     x = x0
     legend = []
-    for key, label in _TERMS:
+    for key, label in terms:
         n = mem.get(f"{key}_bytes", 0.0)
         if n <= 0:
             continue
@@ -489,4 +496,129 @@ def accuracy_chart(runs: list[dict], groups: list[str], band: float = 0.15) -> d
     return {"w": _W, "h": _r(y0 + side + 50), "title": title,
             "desc": "One point per measured run, predicted step time against measured, both on log scales; points "
                     "on the diagonal are exact, the dashed lines are ±15 %. The table below lists every run.",
+            "items": items}
+
+
+# ---------------------------------------------------------------------------- serving: latency and throughput
+
+
+def _nice_ticks(top: float, n: int = 4) -> list[float]:
+    """0 and multiples of 1, 2 or 5 × 10^k up to ``top`` (about ``n`` of them).
+
+    >>> _nice_ticks(7.3), _nice_ticks(0.042)
+    ([0.0, 2.0, 4.0, 6.0], [0.0, 0.02, 0.04])
+    """
+    import math
+
+    if top <= 0:
+        return [0.0]
+    raw = top / n
+    mag = 10.0 ** math.floor(math.log10(raw))
+    step = next(k * mag for k in (1.0, 2.0, 5.0, 10.0) if k * mag >= raw)
+    return [round(i * step, 12) for i in range(int(top / step + 1e-9) + 1)]
+
+
+class _ServingAxes:
+    """Where the serving chart puts a batch (log2 across) and a value (linear up) in either panel."""
+
+    X0, X1, TOP, PANEL, GAP = 78.0, _W - 20, 44.0, 150.0, 56.0
+
+    def __init__(self, points: list[dict]) -> None:
+        import math
+
+        self._log2 = math.log2
+        bmin, self.bmax = min(p["batch"] for p in points), max(p["batch"] for p in points)
+        self.bmin = bmin
+        self.lo, self.hi = math.log2(bmin), max(math.log2(self.bmax), math.log2(bmin) + 1)
+        self.panels = {"latency": (self.TOP, max(p["decode_time_per_token_s"] for p in points) * 1.1),
+                       "tokens": (self.TOP + self.PANEL + self.GAP,
+                                  max(p["tokens_per_s_per_replica"] for p in points) * 1.1)}
+
+    def x(self, b: float) -> float:
+        return self.X0 + (self._log2(b) - self.lo) / (self.hi - self.lo) * (self.X1 - self.X0)
+
+    def y(self, v: float, panel: str) -> float:
+        y_panel, top = self.panels[panel]
+        return y_panel + self.PANEL - v / top * self.PANEL
+
+    @property
+    def bottom(self) -> float:
+        return self.panels["tokens"][0] + self.PANEL
+
+
+def _serving_frame(ax: _ServingAxes) -> list[dict]:
+    """The two panels with their value ticks, and the batch axis with its powers of two."""
+    items = []
+    for panel, label, fmt in (("latency", "inter-token latency", units.format_time),
+                              ("tokens", "generated tokens/s per replica", lambda v: units.format_count(round(v)))):
+        y_panel, top = ax.panels[panel]
+        items += [_rect(ax.X0, y_panel, ax.X1 - ax.X0, ax.PANEL, "sv-frame"),
+                  _text(ax.X0, y_panel - 8, label, "sv-label")]
+        for tick in _nice_ticks(top / 1.1):
+            yy = ax.y(tick, panel)
+            items += [_line(ax.X0 - 4, yy, ax.X1, yy, "sv-grid"), _text(ax.X0 - 7, yy + 4, fmt(tick), "sv-tick", "end")]
+    k = 0
+    while 2**k <= ax.bmax:
+        if 2**k >= ax.bmin:
+            xx = ax.x(2**k)
+            items += [_line(xx, ax.bottom, xx, ax.bottom + 4, "sv-axis"),
+                      _text(xx, ax.bottom + 16, str(2**k), "sv-tick", "middle")]
+        k += 1 if ax.bmax < 2**12 else 2
+    items.append(_text((ax.X0 + ax.X1) / 2, ax.bottom + 34, "batch: sequences decoded together (log scale)",
+                       "sv-label", "middle"))
+    return items
+
+
+def _serving_series(ax: _ServingAxes, points: list[dict], batch: int) -> list[dict]:
+    """The floor, latency and throughput lines, one titled point per batch, and the current batch's line."""
+    items = []
+    for key, panel, cls in (("decode_floor_s", "latency", "sv-line sv-line--floor"),
+                            ("decode_time_per_token_s", "latency", "sv-line sv-line--latency"),
+                            ("tokens_per_s_per_replica", "tokens", "sv-line sv-line--tokens")):
+        items.append(_path("".join(f"{'M' if i == 0 else 'L'}{_r(ax.x(p['batch']))} {_r(ax.y(p[key], panel))}"
+                                   for i, p in enumerate(points)), cls))
+    for p in points:
+        title = (f"batch {p['batch']}: {units.format_time(p['decode_time_per_token_s'])} per token (floor "
+                 f"{units.format_time(p['decode_floor_s'])}), "
+                 f"{units.format_count(round(p['tokens_per_s_per_replica']))} tokens/s per replica")
+        xx, ya, yt = ax.x(p["batch"]), ax.y(p["decode_time_per_token_s"], "latency"), \
+            ax.y(p["tokens_per_s_per_replica"], "tokens")
+        items.append({"t": "g", "cls": "sv-pt" + (" sv-pt--current" if p["batch"] == batch else ""), "title": title,
+                      "items": [{"t": "circle", "cx": _r(xx), "cy": _r(ya), "r": 4.0, "cls": "sv-dot"},
+                                _rect(xx - 3.5, yt - 3.5, 7, 7, "sv-square")]})
+    xc = ax.x(batch)
+    return items + [_line(xc, ax.TOP, xc, ax.bottom, "sv-current"),
+                    _text(min(xc + 4, ax.X1 - 4), ax.TOP + 12, f"batch {batch}", "sv-sub",
+                          "start" if xc < ax.X1 - 80 else "end")]
+
+
+def serving_chart(points: list[dict], batch: int, largest: int) -> dict:
+    """Inter-token latency (with its roofline floor) and tokens per second against the batch size.
+
+    ``points`` are ``python -m calc infer`` results at several batch sizes (``batch``,
+    ``decode_time_per_token_s``, ``decode_floor_s``, ``tokens_per_s_per_replica``); the batch
+    axis is logarithmic (base 2). The latency is a solid line with circles, its floor dashed,
+    the throughput a solid line with squares; the current ``batch`` is a vertical line and
+    ``largest`` (the most sequences that fit) is named in the title.
+
+    >>> pts = [{"batch": b, "decode_time_per_token_s": 0.004 + b * 1e-5, "decode_floor_s": 0.003 + b * 1e-5,
+    ...         "tokens_per_s_per_replica": b / (0.004 + b * 1e-5)} for b in (1, 2, 4, 8)]
+    >>> d = serving_chart(pts, 4, 8)
+    >>> sum(1 for i in d["items"] if i["t"] == "g" and i["cls"].startswith("sv-pt")), d["title"][:30]
+    (4, 'Latency and throughput against')
+    """
+    ax = _ServingAxes(points)
+    head = f"Latency and throughput against batch size (per replica; largest batch that fits: {largest})"
+    items = [_text(8, 18, head, "sv-title")] + _serving_frame(ax) + _serving_series(ax, points, batch)
+    ly, x0 = ax.bottom + 56, ax.X0
+    items += [_line(x0, ly - 4, x0 + 24, ly - 4, "sv-line sv-line--latency"),
+              _text(x0 + 30, ly, "latency (circles)", "sv-sub"),
+              _line(x0 + 160, ly - 4, x0 + 184, ly - 4, "sv-line sv-line--floor"),
+              _text(x0 + 190, ly, "roofline floor (dashed)", "sv-sub"),
+              _line(x0 + 350, ly - 4, x0 + 374, ly - 4, "sv-line sv-line--tokens"),
+              _text(x0 + 380, ly, "tokens/s (squares)", "sv-sub")]
+    return {"w": _W, "h": _r(ly + 12), "title": head,
+            "desc": "Two panels sharing a logarithmic batch axis: inter-token latency with its roofline floor above, "
+                    "generated tokens per second per replica below; the vertical line marks this plan's batch. "
+                    "The table below lists the same points.",
             "items": items}

@@ -12,7 +12,9 @@ FLOPs per copy, in a roofline with the losses a GPU really has::
   leaves SMs idle;
 - ``K/(K + K_½)``: a short inner dimension cannot hide each tile's prologue and
   epilogue (``K_½`` = :data:`GEMM_K_HALF`);
-- bytes: ``A``, ``B`` read and ``C`` written once (``element_bytes`` each);
+- bytes: ``A``, ``B`` read and ``C`` written once (``element_bytes`` each; the weights ``B``
+  at ``weight_bytes`` when they are stored narrower than they are computed, as int4
+  weight-only quantization stores them);
 - split-K: when the output tiles do not fill the SMs, the K dimension is split across
   them (1, 2, 4, 8 or 16 ways, at least 256 deep each), as cuBLAS's heuristics do, at the
   cost of writing and reducing fp32 partial sums; the fastest split is taken.
@@ -62,8 +64,12 @@ _SPLIT_K = (1, 2, 4, 8, 16)
 _MIN_SPLIT_K = 256
 
 
-def gemm_time(hw: Hardware, m: int, n: int, k: int, batch: int = 1, element_bytes: float = 2.0) -> float:
+def gemm_time(hw: Hardware, m: int, n: int, k: int, batch: int = 1, element_bytes: float = 2.0,
+              weight_bytes: float | None = None) -> float:
     """Seconds for ``batch`` GEMMs of ``M×K`` by ``K×N`` (formula in the module docstring).
+
+    ``weight_bytes`` (default ``element_bytes``) is the size of one element of ``B``, the
+    ``K×N`` operand that holds a layer's weights.
 
     >>> from calc.hardware import hardware
     >>> a100 = hardware(8, profile_name="a100-sxm4-80gb")
@@ -93,7 +99,8 @@ def gemm_time(hw: Hardware, m: int, n: int, k: int, batch: int = 1, element_byte
             if split > 1:  # the partial sums (fp32) are written and reduced
                 t += split * m * n * batch * 8.0 / (hw.hbm_bandwidth * gpu.hbm_efficiency)
             compute = min(compute, t)
-    traffic = element_bytes * batch * (m * k + k * n + m * n) / (hw.hbm_bandwidth * gpu.hbm_efficiency)
+    wb = element_bytes if weight_bytes is None else weight_bytes
+    traffic = batch * (element_bytes * (m * k + m * n) + wb * k * n) / (hw.hbm_bandwidth * gpu.hbm_efficiency)
     return max(compute, traffic) + gpu.kernel_overhead_s
 
 

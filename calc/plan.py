@@ -99,6 +99,7 @@ __all__ = [
     "Plan",
     "plan",
     "check_combination",
+    "check_degrees",
     "RANK_ORDER",
     "MAX_LISTED_RANKS",
     "MAX_GPUS",
@@ -205,6 +206,34 @@ def parallel(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1
                     zero3_gather)
 
 
+def check_degrees(m: Model, gpus: int, par: Parallel) -> None:
+    """The rules every split obeys, training or serving: the degrees multiply to ``gpus``, tensor
+    divides the heads (the KV heads dividing it or it dividing them) and the MLP width, pipeline is
+    at most the layers, expert divides the experts.
+
+    >>> from calc.model import model
+    >>> check_degrees(model(32, 4096, 32, 128256, 8192, kv_heads=8), 8, parallel(data=2, tensor=3))
+    Traceback (most recent call last):
+    ...
+    calc.errors.CalcError: gpus must be a multiple of tensor × pipeline × context × expert = 3, got 8
+    """
+    t, p, c, e, d = par.tensor, par.pipeline, par.context, par.expert, par.data
+    model_ranks = t * p * c * e
+    if gpus % model_ranks:
+        raise CalcError("gpus", f"a multiple of tensor × pipeline × context × expert = {model_ranks}", gpus)
+    if d * model_ranks != gpus:
+        raise CalcError("data", f"gpus / (tensor × pipeline × context × expert) = {gpus // model_ranks}", d)
+    if m.heads % t or (m.kv_heads % t and t % m.kv_heads):
+        raise CalcError("tensor", f"a divisor of heads ({m.heads}) that kv_heads ({m.kv_heads}) divides or that "
+                        "divides kv_heads", t)
+    if m.ffn_hidden % t:
+        raise CalcError("tensor", f"a divisor of ffn_hidden ({m.ffn_hidden})", t)
+    if p > m.layers:
+        raise CalcError("pipeline", f"<= layers ({m.layers})", p)
+    if m.experts % e:
+        raise CalcError("expert", f"a divisor of experts ({m.experts})", e)
+
+
 def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardware, par: Parallel) -> int:
     """Reject impossible combinations with the reason; return the microbatches per step ``m``.
 
@@ -222,20 +251,7 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
     calc.errors.CalcError: interleave must be 1 when pipeline is 1, got 2
     """
     t, p, c, e, d, v = par.tensor, par.pipeline, par.context, par.expert, par.data, par.interleave
-    model_ranks = t * p * c * e
-    if hw.gpus % model_ranks:
-        raise CalcError("gpus", f"a multiple of tensor × pipeline × context × expert = {model_ranks}", hw.gpus)
-    if d * model_ranks != hw.gpus:
-        raise CalcError("data", f"gpus / (tensor × pipeline × context × expert) = {hw.gpus // model_ranks}", d)
-    if m.heads % t or (m.kv_heads % t and t % m.kv_heads):
-        raise CalcError("tensor", f"a divisor of heads ({m.heads}) that kv_heads ({m.kv_heads}) divides or that "
-                        "divides kv_heads", t)
-    if m.ffn_hidden % t:
-        raise CalcError("tensor", f"a divisor of ffn_hidden ({m.ffn_hidden})", t)
-    if p > m.layers:
-        raise CalcError("pipeline", f"<= layers ({m.layers})", p)
-    if m.experts % e:
-        raise CalcError("expert", f"a divisor of experts ({m.experts})", e)
+    check_degrees(m, hw.gpus, par)
     b = count("micro_batch", micro_batch)
     gb = count("global_batch", global_batch)
     per_step = b * d * e

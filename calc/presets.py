@@ -1,4 +1,5 @@
-"""Named inputs for ``plan`` that the atlas, the memory calculator and the planner offer as presets.
+"""Named inputs for ``plan`` that the atlas, the memory calculator and the planner offer as presets,
+and for ``infer``, that the inference calculator offers.
 
 Each preset is a complete set of ``plan`` inputs as text (what a reader would
 type), with a title and its source. The atlas page opens on :data:`ATLAS_DEFAULT`;
@@ -15,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-__all__ = ["Preset", "PRESETS", "ATLAS_DEFAULT", "preset"]
+__all__ = ["Preset", "PRESETS", "ATLAS_DEFAULT", "preset", "INFERENCE_PRESETS", "INFERENCE_DEFAULT", "presets_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,83 @@ _ALL = (
 
 #: Every preset, by name.
 PRESETS: MappingProxyType = MappingProxyType({p.name: p for p in _ALL})
+
+_LLAMA3_70B = dict(layers="80", hidden="8192", heads="64", kv_heads="8", ffn_hidden="28672", gated_mlp="true",
+                   vocab="128256", max_context="8192")
+_SERVING = (
+    _preset(
+        "llama3-8b-serve", "Llama-3 8B, 4 replicas of TP 2 on one H100 node",
+        "Llama-3 8B's published shape (Meta 2024: 32 layers, h = 4096, 32 heads, 8 KV heads, SwiGLU MLP of 14336, "
+        "V = 128256, 8192-token context). The split, the batch of 16 and the 1024-token prompts with 256-token "
+        "outputs are our choices.",
+        layers="32", hidden="4096", heads="32", kv_heads="8", ffn_hidden="14336", gated_mlp="true", vocab="128256",
+        max_context="8192", batch="16", prompt_tokens="1024", output_tokens="256", weight_precision="bf16",
+        kv_precision="bf16", profile="h100-sxm5-80gb", gpus="8", data="4", tensor="2", pipeline="1", context="1",
+        expert="1",
+    ),
+    _preset(
+        "llama3-70b-serve", "Llama-3 70B in bf16, TP 8 on one H100 node",
+        "Llama-3 70B's published shape (Meta 2024: 80 layers, h = 8192, 64 heads, 8 KV heads, SwiGLU MLP of "
+        "28672, V = 128256, 8192-token context). One replica over the node's 8 GPUs, batch 32, 2048-token prompts "
+        "and 512-token outputs: our choices.",
+        **_LLAMA3_70B, batch="32", prompt_tokens="2048", output_tokens="512", weight_precision="bf16",
+        kv_precision="bf16", profile="h100-sxm5-80gb", gpus="8", data="1", tensor="8", pipeline="1", context="1",
+        expert="1",
+    ),
+    _preset(
+        "llama3-70b-fp8", "Llama-3 70B in fp8, 2 replicas of TP 4 on one H100 node",
+        "The same model with fp8 weights and an fp8 KV cache (as vLLM serves NVIDIA's and Meta's fp8 checkpoints): "
+        "the weights take half the memory, so four GPUs hold a replica. The split and the workload are our "
+        "choices.",
+        **_LLAMA3_70B, batch="32", prompt_tokens="2048", output_tokens="512", weight_precision="fp8",
+        kv_precision="fp8", profile="h100-sxm5-80gb", gpus="8", data="2", tensor="4", pipeline="1", context="1",
+        expert="1",
+    ),
+    _preset(
+        "mixtral-8x7b-serve", "Mixtral 8x7B, TP 2 × EP 4 on one H100 node",
+        "Mixtral 8x7B's published shape (Jiang et al. 2024: 32 layers, h = 4096, 32 heads, 8 KV heads, 8 SwiGLU "
+        "experts of 14336, top-2, V = 32000, 32768-token context). Experts spread over 4 expert-parallel ranks, "
+        "each also splitting its layers 2 ways; the batch of 32 is split over the expert ranks for attention. The "
+        "split and workload are our choices.",
+        layers="32", hidden="4096", heads="32", kv_heads="8", ffn_hidden="14336", gated_mlp="true", vocab="32000",
+        experts="8", top_k="2", max_context="32768", batch="32", prompt_tokens="2048", output_tokens="512",
+        weight_precision="bf16", kv_precision="bf16", profile="h100-sxm5-80gb", gpus="8", data="1", tensor="2",
+        pipeline="1", context="1", expert="4",
+    ),
+    _preset(
+        "llama2-13b-int4", "Llama 2 13B in int4 (weight-only) on one A100 40GB",
+        "Llama 2 13B's published shape (Touvron et al. 2023: 40 layers, h = 5120, 40 heads, MLP of 13824, "
+        "V = 32000, 4096-token context) with 4-bit weights as GPTQ and AWQ store them, on a single A100 40GB. The "
+        "batch and lengths are our choices.",
+        layers="40", hidden="5120", heads="40", ffn_hidden="13824", gated_mlp="true", vocab="32000",
+        max_context="4096", batch="16", prompt_tokens="1024", output_tokens="256", weight_precision="int4",
+        kv_precision="bf16", profile="a100-sxm4-40gb", gpus="1", data="1", tensor="1", pipeline="1", context="1",
+        expert="1",
+    ),
+    _preset(
+        "gpt3-175b-serve", "GPT-3 175B in fp16, TP 8 on 8 A100 80GB (FasterTransformer's benchmark)",
+        "GPT-3 175B's shape (Brown et al. 2020: 96 layers, h = 12288, 96 heads, V = 51200, 2048-token context) "
+        "served as FasterTransformer's README benchmarks it: fp16, tensor-parallel 8 on 8 A100 80GB, 512-token "
+        "inputs and 32-token outputs. The batch of 8 is our choice.",
+        layers="96", hidden="12288", heads="96", vocab="51200", tied_embeddings="true", biases="true",
+        learned_positions="true", max_context="2048", batch="8", prompt_tokens="512", output_tokens="32",
+        weight_precision="fp16", kv_precision="fp16", profile="a100-sxm4-80gb", gpus="8", data="1", tensor="8",
+        pipeline="1", context="1", expert="1",
+    ),
+)
+#: The inference calculator's presets, by name (inputs of ``infer``).
+INFERENCE_PRESETS: MappingProxyType = MappingProxyType({p.name: p for p in _SERVING})
+#: The preset the inference calculator opens on.
+INFERENCE_DEFAULT = "llama3-8b-serve"
+
+
+def presets_for(command: str) -> MappingProxyType:
+    """The presets a command's page offers: the serving ones for ``infer``, else the training ones.
+
+    >>> list(presets_for("infer"))[0], list(presets_for("plan"))[0]
+    ('llama3-8b-serve', 'gpt3-175b')
+    """
+    return INFERENCE_PRESETS if command in ("infer", "infer-search") else PRESETS
 #: The preset the atlas opens on.
 ATLAS_DEFAULT = "gpt3-175b"
 

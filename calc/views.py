@@ -36,14 +36,17 @@ def _table(caption: str, head: list[str], rows: list[list], align: str = "") -> 
 # ---------------------------------------------------------------------------- plan (the atlas)
 
 
-def crossings_table(comms: list[dict]) -> dict:
+_CROSSINGS_CAPTION = ("Every tensor that crosses a device boundary, per GPU per optimizer step (the numbers on the "
+                      "diagram)")
+
+
+def crossings_table(comms: list[dict], caption: str = _CROSSINGS_CAPTION) -> dict:
     rows = [[str(n), diagram.STRATEGY_NAMES.get(c["strategy"], c["strategy"]), c["collective"], c["what"],
              str(c["group_size"]), _b(c["bytes_per_call"]), units.format_count(c["calls_per_step"]),
              _b(c["bytes_per_step"]), "inside a node" if c["intra_node"] else "across nodes",
              units.format_time(c["time_s"]), units.format_time(c["exposed_time_s"])]
             for n, c in enumerate(comms, start=1)]
-    return _table("Every tensor that crosses a device boundary, per GPU per optimizer step (the numbers on the "
-                  "diagram)", ["#", "Strategy", "Collective", "What", "Group (GPUs)", "Bytes per call",
+    return _table(caption, ["#", "Strategy", "Collective", "What", "Group (GPUs)", "Bytes per call",
                                "Calls per step", "Bytes per GPU per step", "Where", "Time per step", "Exposed"],
                   rows, "llllrrrrlrr")
 
@@ -203,8 +206,88 @@ def search_view(inputs: Mapping, result: dict) -> dict:
 
 _REFUSAL_KIND = {"memory": "memory: does not fit", "combination": "divisibility or an impossible combination"}
 
+
+# ---------------------------------------------------------------------------- infer (the inference calculator)
+
+
+def serving_sweep(inputs: Mapping, result: dict) -> list[dict]:
+    """``infer`` at batch sizes e, 2e, 4e, ... up to the most that fit, and the current batch (what the chart draws).
+
+    Each point evaluates the same inputs with another ``batch`` through :func:`calc.api.evaluate`.
+    """
+    e, batch, most = result["parallel"]["expert"], result["batch"], result["max_concurrent_sequences"]
+    sizes = {batch, most}
+    k = e
+    while k < most:
+        sizes.add(k)
+        k *= 2
+    points = []
+    for b in sorted(sizes):
+        r = result if b == batch else evaluate("infer", {**inputs, "batch": str(b)})
+        points.append({"batch": b, "decode_time_per_token_s": r["decode_time_per_token_s"],
+                       "decode_floor_s": r["decode_floor_s"], "tokens_per_s_per_replica": r["tokens_per_s_per_replica"],
+                       "memory_bytes": r["memory_per_device"]["total_bytes"]})
+    return points
+
+
+def _serving_memory_table(mem: dict, most: int) -> dict:
+    rows = [[label[0].upper() + label[1:], units.format_bytes(mem[f"{key}_bytes"]),
+             units.format_bytes(mem[f"{key}_bytes"], "iec")] for key, label in diagram.SERVING_TERMS]
+    rows += [[label, units.format_bytes(mem[key]), units.format_bytes(mem[key], "iec")]
+             for key, label in (("total_bytes", "Total"), ("capacity_bytes", "GPU memory"),
+                                ("headroom_bytes", "Headroom"))]
+    return _table(f"Memory of one GPU of the most loaded stage (stage {mem['stage']}) with {mem['sequences']} "
+                  f"sequences on it; largest term: {mem['binding_term'].replace('_', ' ')}; at most {most} sequences "
+                  "per replica fit", ["Component", "GB (10^9 B)", "GiB (2^30 B)"], rows)
+
+
+def _serving_time_table(r: dict) -> dict:
+    t, pct = units.format_time, (lambda x: format_result("percent", x))
+    rows = [["Time to first token (prefill of the batch's prompts)", t(r["time_to_first_token_s"])],
+            ["Inter-token latency, mean over the output", t(r["decode_time_per_token_s"])],
+            ["Inter-token latency at full context", t(r["decode_time_last_token_s"])],
+            ["Roofline floor of a step (every byte read once at peak bandwidth)", t(r["decode_floor_s"])],
+            ["Collectives and pipeline hand-offs in a step", t(r["decode_communication_s"])],
+            ["A step is bound by", r["decode_bound"]],
+            ["Request latency (first token, then the rest)", t(r["request_latency_s"])],
+            ["Generated tokens/s, all replicas", format_result("tokens_per_s", r["tokens_per_s"])],
+            ["Generated tokens/s per replica", format_result("tokens_per_s", r["tokens_per_s_per_replica"])],
+            ["Generated tokens/s per GPU", format_result("tokens_per_s", r["tokens_per_s_per_device"])],
+            ["Memory-bandwidth utilisation (decode)", pct(r["mbu"])],
+            ["Model FLOPs utilisation (decode; prefill)", f"{pct(r['mfu'])}; {pct(r['prefill_mfu'])}"]]
+    if r["max_latency_s"] is not None:
+        met = "yes" if r["latency_bound_met"] else "no"
+        rows.append([f"Within the latency bound of {t(r['max_latency_s'])}", met])
+    replicas = r["parallel"]["data"]
+    return _table(f"Latency and throughput of batch {r['batch']} per replica ({replicas} replica"
+                  f"{'s' if replicas > 1 else ''})", ["Quantity", "Value"], rows)
+
+
+def _sweep_table(points: list[dict]) -> dict:
+    rows = [[str(p["batch"]), units.format_time(p["decode_time_per_token_s"]), units.format_time(p["decode_floor_s"]),
+             format_result("tokens_per_s", p["tokens_per_s_per_replica"]), units.format_bytes(p["memory_bytes"], "iec")]
+            for p in points]
+    return _table("The chart's points: the same plan at other batch sizes", ["Batch (sequences per replica)",
+                  "Inter-token latency", "Roofline floor", "Tokens/s per replica", "Memory per GPU"], rows)
+
+
+def infer_view(inputs: Mapping, result: dict) -> dict:
+    points = serving_sweep(inputs, result)
+    return {"figures": [diagram.serving_chart(points, result["batch"], result["max_concurrent_sequences"]),
+                        diagram.memory_bars(result["memory_per_device"], diagram.SERVING_TERMS)],
+            "tables": {"time": _serving_time_table(result), "sweep": _sweep_table(points),
+                       "memory": _serving_memory_table(result["memory_per_device"], result["max_concurrent_sequences"]),
+                       "crossings": crossings_table(result["communications"], "Every tensor that crosses a device "
+                                                    "boundary per generated token (one decode step of the batch), "
+                                                    "per GPU"),
+                       "prefill": crossings_table(result["prefill_communications"], "The same for the prefill of the "
+                                                  "batch's prompts"),
+                       "stages": stages_table(result)}}
+
+
 #: Commands whose page shows a view, and the function that makes it.
-PAGE_VIEWS = {"plan": plan_view, "device-memory": device_memory_view, "bubble": bubble_view, "search": search_view}
+PAGE_VIEWS = {"plan": plan_view, "device-memory": device_memory_view, "bubble": bubble_view, "search": search_view,
+              "infer": infer_view}
 
 
 def page_view(command: str, inputs: Mapping, result: dict) -> dict:

@@ -6,7 +6,7 @@ status, results and error places, so ``calc-mount.mjs`` makes it live) plus a
 as inline SVG and HTML tables so the page is complete with JavaScript off. The
 page's ``calc-view.mjs`` redraws the same view from the worker's answer.
 
-- ``preset=NAME`` takes the default inputs from :data:`calc.presets.PRESETS`;
+- ``preset=NAME`` takes the default inputs from the command's presets (:func:`calc.presets.presets_for`);
   ``presets=a,b`` (or ``presets=all``) adds buttons that load those presets.
 - Fields are grouped by their SPEC.json section, the split first; flags are
   shown as false/true choices.
@@ -21,7 +21,7 @@ from dataclasses import replace
 from html import escape
 
 from calc.api import COMMANDS, Command, evaluate
-from calc.presets import PRESETS
+from calc.presets import presets_for
 from calc.views import page_view
 
 from .markers import Marker, MarkerError
@@ -29,7 +29,7 @@ from .widgets import render_form, render_results, render_shell
 
 __all__ = ["svg", "table_html", "render_tool", "RENDERERS"]
 
-_SECTIONS = {"parallel": "Split", "batch": "Batch", "model": "Model", "hardware": "Hardware",
+_SECTIONS = {"parallel": "Split", "serving": "Serving", "batch": "Batch", "model": "Model", "hardware": "Hardware",
              "training": "Training", "": "Search"}
 _ORDER = tuple(_SECTIONS)
 
@@ -112,9 +112,10 @@ def form_command(cmd: Command) -> Command:
 
 def preset_inputs(cmd: Command, name: str) -> dict[str, str]:
     """Every field of ``cmd`` for preset ``name``: its value, else the field's default (or blank)."""
-    if name not in PRESETS:
-        raise MarkerError(f"unknown preset {name!r} (known: {', '.join(PRESETS)})")
-    values = {k: x for k, x in PRESETS[name].inputs.items() if k not in _NOT_FROM_PRESETS.get(cmd.name, ())}
+    presets = presets_for(cmd.name)
+    if name not in presets:
+        raise MarkerError(f"unknown preset {name!r} (known: {', '.join(presets)})")
+    values = {k: x for k, x in presets[name].inputs.items() if k not in _NOT_FROM_PRESETS.get(cmd.name, ())}
     return {p.name: values.get(p.name, p.default or "") for p in cmd.params}
 
 
@@ -124,10 +125,11 @@ _NOT_FROM_PRESETS = {"search": ("micro_batch", "data", "tensor", "pipeline", "co
 
 
 def render_presets(cmd: Command, names: list[str], uid: str) -> str:
+    presets = presets_for(cmd.name)
     buttons = "".join(
         f'<button type="button" class="md-button tool__preset" disabled data-preset="{_attr(n)}" '
         f'data-inputs="{_attr(json.dumps(preset_inputs(cmd, n), sort_keys=True))}" '
-        f'title="{_attr(PRESETS[n].source)}">{escape(PRESETS[n].title)}</button>'
+        f'title="{_attr(presets[n].source)}">{escape(presets[n].title)}</button>'
         for n in names)
     return (f'<div class="tool__presets" role="group" aria-label="Presets" id="{uid}-presets">'
             f"<span>Presets:</span>{buttons}</div>")
@@ -148,10 +150,11 @@ def render_marker(marker: Marker) -> str:
     uid = marker.take("id") or f"tool-{cmd.name}"
     base = marker.take("preset")
     names = marker.take("presets")
-    presets = list(PRESETS) if names == "all" else [n for n in (names or "").split(",") if n]
+    known = presets_for(cmd.name)
+    presets = list(known) if names == "all" else [n for n in (names or "").split(",") if n]
     for n in presets:
-        if n not in PRESETS:
-            raise MarkerError(f"unknown preset {n!r} (known: {', '.join(PRESETS)})")
+        if n not in known:
+            raise MarkerError(f"unknown preset {n!r} (known: {', '.join(known)})")
     inputs = preset_inputs(cmd, base) if base else {p.name: cmd.example.get(p.name, p.default or "")
                                                     for p in cmd.params}
     overrides = dict(marker.options)

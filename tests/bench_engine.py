@@ -1,4 +1,5 @@
-"""Timing of the engine: search at 1024 and 16,384 GPUs, the oversized search the cap stops, and validate.
+"""Timing of the engine: search at 1024 and 16,384 GPUs, the oversized search the cap stops, validate, and
+the inference calculator and infer-search.
 
 Targets (issue 9 and 11): GPT-3 175B on 1024 GPUs <= 0.5 s, on 16,384 GPUs <= 2 s, the capped search
 <= 10 s, on CPython. ``make bench`` prints each figure beside its target; nothing here gates a test.
@@ -7,6 +8,8 @@ Targets (issue 9 and 11): GPT-3 175B on 1024 GPUs <= 0.5 s, on 16,384 GPUs <= 2 
 import time
 
 from calc.hardware import hardware
+from calc.infer_search import infer_search
+from calc.inference import serving
 from calc.model import model
 from calc.search import search
 from calc.validate import validate
@@ -43,6 +46,27 @@ def bench_search(repeats: int = 5) -> dict:
     out["search_capped_considered"] = r.enumerated
     best, _, _ = _timed(lambda: validate(cross_validate=True), 1)
     out["validate_with_cross_validation_s"] = best
+    out.update(bench_inference(repeats))
+    return out
+
+
+def bench_inference(repeats: int = 5) -> dict:
+    """Wall time (s) of the inference calculator's answer (infer and its view: the batch sweep) and of
+    infer-search for Llama-3 70B on 64 H100s, by latency and under a 50 ms bound."""
+    import json
+
+    from calc.api import COMMANDS
+    from calc.series import page_request
+
+    request = json.dumps({"op": "evaluate", "command": "infer", "inputs": dict(COMMANDS["infer"].example)})
+    best, median, _ = _timed(lambda: page_request(request), repeats)
+    out = {"infer_page_answer_best_s": best, "infer_page_answer_median_s": median}
+    llama = model(80, 8192, 64, 128256, 8192, kv_heads=8, ffn_hidden=28672, gated_mlp=True)
+    hw = hardware(64, profile_name="h100-sxm5-80gb")
+    for name, bound in (("latency", None), ("throughput_50ms", 0.05)):
+        best, _, r = _timed(lambda: infer_search(llama, serving(32, 2048, 512), hw, max_latency=bound), repeats)
+        out[f"infer_search_70b_64gpus_{name}_best_s"] = best
+        out[f"infer_search_70b_64gpus_{name}_first"] = r.plans[0]["parallel"] | {"batch": r.plans[0]["batch"]}
     return out
 
 

@@ -16,7 +16,7 @@ from calc.api import COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-STRATEGIES = ("data", "tensor", "pipeline", "context", "expert", "sharding")
+STRATEGIES = ("data", "tensor", "pipeline", "context", "expert", "sharding", "inference")
 
 
 def _nav_pages(nav) -> list[str]:

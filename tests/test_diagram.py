@@ -208,3 +208,17 @@ def test_table_html_links_are_attributes():
     out = table_html("t", {"caption": "c", "head": ["a"], "rows": [[{"text": "<x>", "href": "../atlas/?a=1&b=2"}]],
                            "align": "l"})
     assert '<a href="../atlas/?a=1&amp;b=2">&lt;x&gt;</a>' in out
+
+
+def test_serving_chart_places_points_on_a_log_batch_axis():
+    """Doubling the batch moves a point a constant distance; latency points rise with the latency."""
+    from calc.diagram import serving_chart
+
+    pts = [{"batch": b, "decode_time_per_token_s": 0.004 + b * 1e-5, "decode_floor_s": 0.003,
+            "tokens_per_s_per_replica": b / (0.004 + b * 1e-5)} for b in (1, 2, 4, 8, 16)]
+    d = serving_chart(pts, 4, 16)
+    dots = [i["items"][0] for i in d["items"] if i["t"] == "g" and i["cls"].startswith("sv-pt")]
+    xs = [c["cx"] for c in dots]
+    steps = {round(b - a, 1) for a, b in zip(xs, xs[1:])}
+    assert len(steps) == 1 and all(a > b for a, b in zip([c["cy"] for c in dots], [c["cy"] for c in dots][1:]))
+    assert "largest batch that fits: 16" in d["title"]

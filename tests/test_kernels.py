@@ -65,3 +65,14 @@ def test_one_efficiency_mode_counts_flops_only():
     assert gemm_time(hw, 100, 100, 100) == pytest.approx(2e6 / (312e12 * 0.5))
     assert memory_time(hw, 1e9) == 0.0
     assert flash_attention_time(hw, 1, 1024, 1024, 64) == pytest.approx(4 * 1024 * 1024 * 64 / (312e12 * 0.5))
+
+
+def test_weight_bytes_set_the_size_of_the_weights_operand_only():
+    """A memory-bound GEMM (M = 1) reads its K×N weights at weight_bytes and its activations at element_bytes."""
+    bw = 3.35e12 * H100.gpu.hbm_efficiency
+    overhead = H100.gpu.kernel_overhead_s
+    t = gemm_time(H100, 1, 8192, 8192, weight_bytes=4.0)
+    assert t == pytest.approx((2 * (8192 + 8192) + 4 * 8192 * 8192) / bw + overhead)
+    assert gemm_time(H100, 1, 8192, 8192, weight_bytes=2.0) == gemm_time(H100, 1, 8192, 8192)
+    big = 8192
+    assert gemm_time(H100, big, big, big, weight_bytes=0.5) == gemm_time(H100, big, big, big)  # compute-bound

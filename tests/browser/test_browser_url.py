@@ -60,7 +60,8 @@ def _hostile_queries() -> list[tuple[str, str]]:
               "plan": ["tensor", "layers", "memory", "recompute", "sequence_parallel"],
               "device-memory": ["zero", "hidden", "memory", "precision"],
               "bubble": ["stages", "microbatches", "interleave"],
-              "search": ["gpus", "memory", "inter_node_bandwidth", "top"]}
+              "search": ["gpus", "memory", "inter_node_bandwidth", "top"],
+              "infer": ["batch", "weight_precision", "max_latency", "tensor"]}
     queries = []
     for command, names in fields.items():
         queries.append((command, "&".join(f"{n}={quote(MARKUP[i % len(MARKUP)])}" for i, n in enumerate(names))))
@@ -72,7 +73,8 @@ def _hostile_queries() -> list[tuple[str, str]]:
 
 
 PATHS = {"batch": "/calculators/batch/", "allreduce": "/calculators/allreduce/", "plan": "/tools/atlas/",
-         "device-memory": "/tools/memory/", "bubble": "/tools/timeline/", "search": "/tools/planner/"}
+         "device-memory": "/tools/memory/", "bubble": "/tools/timeline/", "search": "/tools/planner/",
+         "infer": "/tools/inference/"}
 COUNT = "root => root.querySelectorAll('.calc__form *, .calc__results *, .calc__status *').length"
 RISKY = "document.querySelectorAll('script, img, iframe, object, embed, b').length"
 

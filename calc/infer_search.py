@@ -1,0 +1,181 @@
+"""Search serving splits: the lowest latency at a batch, or the most tokens per second under a latency bound.
+
+The space (each split checked by :func:`calc.inference.check_split` and costed by
+:func:`calc.inference.infer`); a SPEC's ``parallel`` section may fix any axis:
+
+- ``tensor``: divisors of the heads that the KV heads divide or that divide them, and that
+  divide the MLP width and the GPUs;
+- ``pipeline``: every stage count up to the layers that divides the GPUs left;
+- ``expert``: divisors of ``experts``; ``context``: 1 unless fixed (it pays only for very long prompts);
+- ``data``: what is left.
+
+Two objectives:
+
+- without ``serving.max_latency``: the lowest inter-token latency at ``serving.batch``
+  sequences per replica (ties: more tokens per second);
+- with it: for each split, the largest batch per replica (a multiple of ``expert``, at most
+  what fits in memory) whose inter-token latency stays within the bound, found by bisection
+  (the step time grows with the batch); splits ranked by generated tokens per second over
+  all replicas.
+
+Refusals are counted by rule (the parameter and the rule of the :class:`CalcError`, or
+memory, or the latency bound) with one example each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+from .check import count, real
+from .errors import CalcError
+from .hardware import Hardware
+from .inference import Inference, Serving, check_split, infer, split
+from .model import Model
+
+__all__ = ["InferSearch", "infer_search", "MAX_TOP", "AXES"]
+
+#: Most plans returned.
+MAX_TOP = 100
+#: The axes of a serving split.
+AXES = ("data", "tensor", "pipeline", "context", "expert")
+_FITS = "fits in device memory"
+
+
+@dataclass(frozen=True, slots=True)
+class InferSearch:
+    """Splits that serve, best first, and the refusals counted by rule."""
+
+    objective: str  #: what the ranking optimises, in words
+    plans: tuple[dict, ...]  #: summaries with ``rank`` and ``why``
+    feasible: int  #: splits that fit (and meet the bound, when given)
+    refused_count: int
+    refused_summary: tuple[dict, ...]  #: per rule: kind, rule, count, one example
+    fixed: dict  #: the axes the SPEC fixed
+
+    def as_dict(self) -> dict:
+        """The JSON-able dict ``python -m calc infer-search --json`` prints."""
+        return asdict(self)
+
+
+def _divisors_of(n: int, values) -> list[int]:
+    return [k for k in values if n % k == 0]
+
+
+def _candidates(m: Model, gpus: int, fixed: dict) -> list[dict]:
+    """Every split of ``gpus`` the axes allow, before the model's rules are checked."""
+    heads = range(1, m.heads + 1)
+    tensors = [fixed["tensor"]] if "tensor" in fixed else _divisors_of(m.heads, heads)
+    experts = [fixed["expert"]] if "expert" in fixed else _divisors_of(m.experts, range(1, m.experts + 1))
+    contexts = [fixed.get("context", 1)]
+    out = []
+    for t in tensors:
+        for e in experts:
+            for c in contexts:
+                rest = gpus // (t * e * c) if gpus % (t * e * c) == 0 else 0
+                pipes = [fixed["pipeline"]] if "pipeline" in fixed else \
+                    [p for p in range(1, min(m.layers, rest) + 1) if rest % p == 0]
+                for p in pipes:
+                    if rest and rest % p == 0:
+                        d = rest // p
+                        if fixed.get("data", d) == d:
+                            out.append({"data": d, "tensor": t, "pipeline": p, "context": c, "expert": e})
+    return out
+
+
+def _summary(r: Inference, rank: int, best: Inference | None, throughput: bool) -> dict:
+    if best is None:
+        why = (f"best: {r.decode_time_per_token_s * 1e3:.4g} ms per token at batch {r.batch} per replica, "
+               f"bound by {r.decode_bound}")
+    elif throughput:
+        why = (f"{r.tokens_per_s / best.tokens_per_s:.3g}× the tokens/s of #1: batch {r.batch} per replica within "
+               f"the bound, step bound by {r.decode_bound}")
+    else:
+        why = (f"{r.decode_time_per_token_s / best.decode_time_per_token_s:.3g}× the latency of #1; step bound by "
+               f"{r.decode_bound}, collectives and hand-offs {r.decode_communication_s * 1e3:.3g} ms of it")
+    return {"rank": rank, "parallel": {k: r.parallel[k] for k in AXES}, "batch": r.batch,
+            "decode_time_per_token_s": r.decode_time_per_token_s, "tokens_per_s": r.tokens_per_s,
+            "tokens_per_s_per_device": r.tokens_per_s_per_device, "time_to_first_token_s": r.time_to_first_token_s,
+            "decode_floor_s": r.decode_floor_s, "memory_per_device_bytes": r.memory_per_device.total_bytes,
+            "max_concurrent_sequences": r.max_concurrent_sequences, "decode_bound": r.decode_bound, "why": why}
+
+
+def _largest_batch(m: Model, sv: Serving, hw: Hardware, sp, bound: float, memo: dict,
+                   kw: dict) -> Inference | tuple[str, str, str]:
+    """The plan with the largest batch (a multiple of ``expert``) that fits and decodes within ``bound``,
+    or why there is none: (kind, rule, reason)."""
+    e = sp.expert
+    first = infer(m, replace(sv, batch=e), hw, sp, refuse=False, memo=memo, **kw)
+    if not first.memory_per_device.fits:
+        return ("memory", _FITS, f"batch {e} needs {first.memory_per_device.total_gib:.4g} GiB per GPU "
+                f"({first.memory_per_device.binding_term} binds)")
+    if first.decode_time_per_token_s > bound:
+        return ("latency", "decodes within max_latency",
+                f"batch {e} already takes {first.decode_time_per_token_s * 1e3:.4g} ms per token")
+    lo, hi = 1, max(1, first.max_concurrent_sequences // e)  # in units of e sequences
+    best = first
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        r = infer(m, replace(sv, batch=mid * e), hw, sp, refuse=False, memo=memo, **kw)
+        if r.memory_per_device.fits and r.decode_time_per_token_s <= bound:
+            lo, best = mid, r
+        else:
+            hi = mid - 1
+    return best
+
+
+def infer_search(m: Model, sv: Serving, hw: Hardware, top: int = 10, max_latency: float | None = None,
+                 fixed: dict | None = None, gemm_flops: float | None = None) -> InferSearch:
+    """Rank the serving splits of ``hw.gpus`` GPUs (objectives in the module docstring).
+
+    >>> from calc.hardware import hardware
+    >>> from calc.inference import serving
+    >>> from calc.model import model
+    >>> llama = model(80, 8192, 64, 128256, 8192, kv_heads=8, ffn_hidden=28672, gated_mlp=True)
+    >>> r = infer_search(llama, serving(8, 2048, 512), hardware(8, profile_name="h100-sxm5-80gb"), top=3)
+    >>> [p["parallel"]["tensor"] for p in r.plans]
+    [8, 4, 4]
+    """
+    n_top = count("top", top, maximum=MAX_TOP)
+    bound = None if max_latency is None else real("max_latency", max_latency, maximum=3600.0, unit="s")
+    fixed = dict(fixed or {})
+    for name, value in fixed.items():
+        if name not in AXES:
+            raise CalcError(name, "an axis of the split (" + ", ".join(AXES) + ")", value)
+    memo: dict = {}
+    kw = {"gemm_flops": gemm_flops, "max_latency": bound}
+    kept: list[Inference] = []
+    refused: dict[tuple[str, str], dict] = {}
+
+    def refuse(kind: str, rule: str, example: dict, reason: str) -> None:
+        entry = refused.setdefault((kind, rule), {"kind": kind, "rule": rule, "count": 0,
+                                                  "example": {"parallel": example, "reason": reason}})
+        entry["count"] += 1
+
+    for cand in _candidates(m, hw.gpus, fixed):
+        try:
+            sp = split(**cand)
+            check_split(m, sv if bound is None else replace(sv, batch=sp.expert), hw, sp)
+            if bound is None:
+                r = infer(m, sv, hw, sp, refuse=False, memo=memo, **kw)
+                if not r.memory_per_device.fits:
+                    refuse("memory", _FITS, cand,
+                           f"{r.memory_per_device.total_gib:.4g} GiB per GPU; {r.memory_per_device.binding_term} binds")
+                    continue
+            else:
+                r = _largest_batch(m, sv, hw, sp, bound, memo, kw)
+                if isinstance(r, tuple):
+                    refuse(*r[:2], cand, r[2])
+                    continue
+        except CalcError as err:
+            refuse("combination", f"{err.param} must be {err.rule}", cand, str(err))
+            continue
+        kept.append(r)
+    if bound is None:
+        kept.sort(key=lambda r: (r.decode_time_per_token_s, -r.tokens_per_s))
+        objective = f"lowest inter-token latency at batch {sv.batch} per replica"
+    else:
+        kept.sort(key=lambda r: (-r.tokens_per_s, r.decode_time_per_token_s))
+        objective = f"most tokens per second with an inter-token latency of at most {bound:.4g} s"
+    plans = tuple(_summary(r, i + 1, kept[0] if i else None, bound is not None) for i, r in enumerate(kept[:n_top]))
+    summary = tuple(sorted(refused.values(), key=lambda x: -x["count"]))
+    return InferSearch(objective, plans, len(kept), sum(x["count"] for x in summary), summary, fixed)
