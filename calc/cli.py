@@ -32,14 +32,9 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _spec_fields(cmd: Command) -> dict[str, str]:
-    """Flat field name → SPEC.json section, for commands that read a SPEC (else empty)."""
-    return {p.name: p.section for p in cmd.params if p.section}
-
-
 def _add_command(sub: argparse._SubParsersAction, cmd: Command) -> None:
     p = sub.add_parser(cmd.name, help=cmd.title, description=cmd.title)
-    fields = _spec_fields(cmd)
+    fields = cmd.spec_fields
     if fields:
         sections = ", ".join(dict.fromkeys(fields.values()))
         p.add_argument("spec", metavar="SPEC.json", help=f"a JSON object with the sections {sections}")
@@ -117,7 +112,7 @@ def _read(path: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     cmd = COMMANDS[args.command]
-    fields = _spec_fields(cmd)
+    fields = cmd.spec_fields
     raw = {p.name: getattr(args, p.name) for p in cmd.params
            if not p.section and getattr(args, p.name) is not None}
     try:

@@ -64,6 +64,11 @@ class Command:
     #: the CLI's text output when it is not one line per result (a file format, such as launch settings)
     render: Callable[[dict], str] | None = field(default=None, repr=False)
 
+    @property
+    def spec_fields(self) -> dict[str, str]:
+        """Flat field name → its SPEC.json section (empty for a command that reads no SPEC)."""
+        return {p.name: p.section for p in self.params if p.section}
+
     def param(self, name: str) -> Param:
         for p in self.params:
             if p.name == name:

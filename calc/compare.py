@@ -201,7 +201,8 @@ def compare(a: Plan, b: Plan, settings: Sequence[Setting] = ()) -> Comparison:
 def differing(a: Mapping[str, object], b: Mapping[str, object], names: Mapping[str, str]) -> tuple[Setting, ...]:
     """The inputs whose values differ, named ``section.field`` by ``names`` (flat name → qualified name).
 
-    >>> differing({"tensor": 8, "data": 8}, {"tensor": 4, "data": 8}, {"tensor": "parallel.tensor", "data": "x"})
+    >>> differing({"tensor_parallel": 8, "zero": 1}, {"tensor_parallel": 4, "zero": 1},
+    ...           {"tensor_parallel": "parallel.tensor", "zero": "parallel.zero"})
     (Setting(setting='parallel.tensor', a=8, b=4),)
     """
     return tuple(Setting(names[k], a[k], b[k]) for k in names if a.get(k) != b.get(k))

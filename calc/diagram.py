@@ -307,7 +307,7 @@ def timeline_layout(sched: dict, kind: str, stages: int, microbatches: int, inte
     class ``tl-mbK`` (K = microbatch mod 8). Idle slots are drawn as bubbles.
 
     >>> from calc.api import evaluate
-    >>> s = evaluate("schedule", {"kind": "1f1b", "stages": "4", "microbatches": "8"})
+    >>> s = evaluate("schedule", {"kind": "1f1b", "pipeline_parallel": "4", "microbatches": "8"})
     >>> d = timeline_layout(s, "1f1b", 4, 8, 1)
     >>> sum(1 for i in d["items"] if i["t"] == "rect" and i["cls"].startswith("tl-op ")), d["h"] > 100
     (64, True)

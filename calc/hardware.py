@@ -300,7 +300,7 @@ DEFAULT_RESERVE = 2 * GIB
 _CUSTOM = "custom"
 
 
-def hardware(gpus: int, memory: float | None = None, flops_per_gpu: float | None = None,
+def hardware(gpus: int, device_memory: float | None = None, flops_per_gpu: float | None = None,
              intra_node_bandwidth: float | None = None, inter_node_bandwidth: float | None = None,
              startup: float | None = None, gpus_per_node: int | None = None,
              compute_efficiency: float | None = None, *, profile_name: str | None = None,
@@ -309,7 +309,7 @@ def hardware(gpus: int, memory: float | None = None, flops_per_gpu: float | None
              gpu: Profile | None = None) -> Hardware:
     """A cluster from a profile and overrides, or from the fields alone.
 
-    Without a profile, ``memory``, ``flops_per_gpu`` and both bandwidths are required,
+    Without a profile, ``device_memory``, ``flops_per_gpu`` and both bandwidths are required,
     and the efficiencies are the H100 profile's (a documented default). ``startup``
     sets both startups; ``dtype`` picks the profile's peak (``flops_per_gpu`` overrides it);
     ``gpu`` replaces the named profile by a modified copy (what validation fits).
@@ -324,7 +324,7 @@ def hardware(gpus: int, memory: float | None = None, flops_per_gpu: float | None
     """
     base = gpu if gpu is not None else profile(profile_name) if profile_name is not None else None
     if base is None:
-        for name, value in (("memory", memory), ("flops_per_gpu", flops_per_gpu),
+        for name, value in (("device_memory", device_memory), ("flops_per_gpu", flops_per_gpu),
                             ("intra_node_bandwidth", intra_node_bandwidth),
                             ("inter_node_bandwidth", inter_node_bandwidth), ("hbm_bandwidth", hbm_bandwidth)):
             if value is None:
@@ -343,7 +343,7 @@ def hardware(gpus: int, memory: float | None = None, flops_per_gpu: float | None
     def pick(value, default):
         return default if value is None else value
 
-    mem = real("memory", pick(memory, template.memory_bytes), maximum=MAX_BYTES, unit="bytes")
+    mem = real("device_memory", pick(device_memory, template.memory_bytes), maximum=MAX_BYTES, unit="bytes")
     res = real("reserve", pick(reserve, DEFAULT_RESERVE), maximum=MAX_BYTES, allow_minimum=True, unit="bytes")
     if res >= mem:
         raise CalcError("reserve", f"less than the GPU's memory ({mem / GIB:.4g} GiB)", res)

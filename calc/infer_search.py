@@ -31,13 +31,12 @@ from .errors import CalcError
 from .hardware import Hardware
 from .inference import Inference, Serving, check_split, infer, split
 from .model import Model
+from .spec import AXES
 
-__all__ = ["InferSearch", "infer_search", "MAX_TOP", "AXES"]
+__all__ = ["InferSearch", "infer_search", "MAX_TOP"]
 
 #: Most plans returned.
 MAX_TOP = 100
-#: The axes of a serving split.
-AXES = ("data", "tensor", "pipeline", "context", "expert")
 _FITS = "fits in device memory"
 
 

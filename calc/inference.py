@@ -217,17 +217,19 @@ def check_split(m: Model, sv: Serving, hw: Hardware, sp: Split) -> None:
     >>> check_split(llama, serving(8, 512, 128), hardware(8, profile_name="h100-sxm5-80gb"), split(tensor=3))
     Traceback (most recent call last):
     ...
-    calc.errors.CalcError: gpus must be a multiple of tensor × pipeline × context × expert = 3, got 8
+    calc.errors.CalcError: gpus must be a multiple of tensor_parallel × pipeline_parallel × context_parallel × expert_parallel = 3, got 8
     """
     c, e = sp.context, sp.expert
     check_degrees(m, hw.gpus, parallel(sp.data, sp.tensor, sp.pipeline, c, e))
     if sv.batch % e:
-        raise CalcError("batch", f"a multiple of expert ({e}): the expert ranks split the batch for attention",
+        raise CalcError("batch", f"a multiple of expert_parallel ({e}): the expert ranks split the batch for attention",
                         sv.batch)
     if c > 1 and m.attention not in FLASH:
-        raise CalcError("context", "1 with standard attention (ring attention needs a fused, flash kernel)", c)
+        raise CalcError("context_parallel", "1 with standard attention (ring attention needs a fused, flash kernel)",
+                        c)
     if c > 1 and sv.prompt_tokens % (2 * c):
-        raise CalcError("context", f"such that 2 × context divides prompt_tokens ({sv.prompt_tokens}) "
+        raise CalcError("context_parallel",
+                        f"such that 2 × context_parallel divides prompt_tokens ({sv.prompt_tokens}) "
                         "(load-balanced causal split)", c)
 
 
@@ -410,10 +412,10 @@ def _refuse_unfit(mem: ServingMemory, sv: Serving, sp: Split, hw: Hardware) -> N
     gib = 2.0**30
     over = -mem.headroom_bytes / gib
     if mem.max_sequences == 0 and mem.params_bytes + mem.reserve_bytes >= mem.capacity_bytes:
-        raise CalcError("tensor", f"large enough for the weights to fit: stage {mem.stage} holds "
+        raise CalcError("tensor_parallel", f"large enough for the weights to fit: stage {mem.stage} holds "
                         f"{mem.params_bytes / gib:.4g} GiB of weights per GPU, with the "
                         f"{mem.reserve_bytes / gib:.4g} GiB reserve over the GPU's {mem.capacity_gib:.4g} GiB "
-                        "(raise tensor or pipeline, or quantize the weights)", sp.tensor)
+                        "(raise tensor_parallel or pipeline_parallel, or quantize the weights)", sp.tensor)
     most = mem.max_sequences * sp.expert
     raise CalcError("batch", f"at most {most} to fit in device memory: {sv.batch} sequences of {sv.context} "
                     f"tokens need {mem.total_gib:.4g} GiB per GPU on stage {mem.stage}, {over:.4g} GiB over its "

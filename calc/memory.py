@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from .check import count
 from .errors import CalcError
 from .model import ATTENTION, FLASH, MAX_HIDDEN, MAX_LAYERS, MAX_SEQ_LEN, precision as _precision
-from .pipeline import in_flight_chunks, stage_layers
+from .pipeline import check_interleave, in_flight_chunks, stage_layers
 
 __all__ = [
     "ModelStates",
@@ -240,13 +240,10 @@ def activations(
     p = count("pipeline_parallel", pipeline_parallel, maximum=MAX_DEGREE)
     v = count("interleave", interleave, maximum=1024)
     m = 2 * p * v if microbatches is None else count("microbatches", microbatches)
+    check_interleave(p, m, v)
     if v > 1:
-        if p == 1:
-            raise CalcError("interleave", "1 when pipeline_parallel is 1", v)
         if l % (p * v):
             raise CalcError("layers", f"a multiple of pipeline_parallel × interleave = {p * v}", l)
-        if m % p:
-            raise CalcError("microbatches", f"a multiple of pipeline_parallel ({p}) when interleaving", m)
         chunk_layers = l // (p * v)
     else:
         chunk_layers = stage_layers(l, p)[0]

@@ -50,11 +50,28 @@ class Bubble:
     bubble_share: float  #: (p−1)/(v·m + p−1), share of total time (GPipe)
 
 
-def _interleave_rules(p: int, m: int, v: int) -> None:
+def check_interleave(p: int, m: int, v: int, microbatches_given: bool = True) -> None:
+    """Megatron's interleaved schedule: more than one stage, and ``m`` a multiple of ``p``.
+
+    The error names ``microbatches`` when the reader gave it, else ``interleave`` (a plan derives
+    ``m`` from the batch). Source: Narayanan et al. 2021 §2.2.2.
+
+    >>> check_interleave(4, 6, 2)
+    Traceback (most recent call last):
+    ...
+    calc.errors.CalcError: microbatches must be a multiple of pipeline_parallel (4) when interleave > 1, got 6
+    >>> check_interleave(4, 6, 2, microbatches_given=False)
+    Traceback (most recent call last):
+    ...
+    calc.errors.CalcError: interleave must be 1, or the microbatches per step (6) a multiple of pipeline_parallel (4), got 2
+    """
     if v > 1 and p == 1:
-        raise CalcError("interleave", "1 when there is one pipeline stage", v)
+        raise CalcError("interleave", "1 when pipeline_parallel is 1", v)
     if v > 1 and m % p:
-        raise CalcError("microbatches", f"a multiple of the pipeline stages ({p}) when interleaving", m)
+        if microbatches_given:
+            raise CalcError("microbatches", f"a multiple of pipeline_parallel ({p}) when interleave > 1", m)
+        raise CalcError("interleave", f"1, or the microbatches per step ({m}) a multiple of pipeline_parallel ({p})",
+                        v)
 
 
 def bubble(stages: int, microbatches: int, interleave: int = 1) -> Bubble:
@@ -67,10 +84,10 @@ def bubble(stages: int, microbatches: int, interleave: int = 1) -> Bubble:
     >>> b.bubble_fraction, round(b.bubble_share, 4), bubble(8, 32, 8).bubble_fraction
     (0.21875, 0.1795, 0.02734375)
     """
-    p = count("stages", stages)
+    p = count("pipeline_parallel", stages)
     m = count("microbatches", microbatches)
     v = count("interleave", interleave, maximum=1024)
-    _interleave_rules(p, m, v)
+    check_interleave(p, m, v)
     return Bubble(p, m, v, (p - 1) / (v * m), (p - 1) / (v * m + p - 1))
 
 
@@ -85,9 +102,9 @@ def stage_layers(layers: int, stages: int) -> tuple[int, ...]:
     ((12, 12, 12, 12, 12, 12, 12, 12), (2, 2, 3, 3))
     """
     l = count("layers", layers)
-    p = count("pipeline", stages)
+    p = count("pipeline_parallel", stages)
     if p > l:
-        raise CalcError("pipeline", f"<= layers ({l})", p)
+        raise CalcError("pipeline_parallel", f"<= layers ({l})", p)
     base, extra = divmod(l, p)
     return tuple(base + (1 if s >= p - extra else 0) for s in range(p))
 
@@ -174,17 +191,17 @@ def schedule(kind: str, stages: int, microbatches: int, interleave: int = 1, bac
     """
     if kind not in SCHEDULES:
         raise CalcError("schedule", "one of " + ", ".join(SCHEDULES), kind)
-    p = count("stages", stages)
+    p = count("pipeline_parallel", stages)
     m = count("microbatches", microbatches)
     v = count("interleave", interleave, maximum=1024)
     tb = count("backward_slots", backward_slots, maximum=16)
     if kind != "interleaved" and v != 1:
         raise CalcError("interleave", f"1 for the {kind} schedule", v)
     if kind == "interleaved":
-        _interleave_rules(p, m, v)
+        check_interleave(p, m, v)
     if 2 * p * m * v > MAX_SCHEDULE_OPS:
-        raise CalcError("stages × microbatches × interleave", f"<= {MAX_SCHEDULE_OPS // 2} to draw a schedule",
-                        p * m * v)
+        raise CalcError("pipeline_parallel × microbatches × interleave",
+                        f"<= {MAX_SCHEDULE_OPS // 2} to draw a schedule", p * m * v)
     orders = [_order(kind, s, p, m, v) for s in range(p)]
     done: dict[tuple[str, int, int], int] = {}  # (kind, virtual stage, microbatch) -> end slot
     free = [0] * p

@@ -71,7 +71,8 @@ from .hardware import GIB, MAX_GPUS, Hardware, hardware
 from .memory import MAX_DEGREE, RECOMPUTE, layer_activation_bytes
 from .model import FLASH, Model, Precision, layer_params, precision as _precision
 from .network import Link, collective_time, group_link
-from .pipeline import in_flight_chunks, stage_layers as _even_stage_layers
+from .pipeline import check_interleave, in_flight_chunks, stage_layers as _even_stage_layers
+from .spec import AXES
 from .work import LayerWork, head_work, kv_hidden_per_rank, layer_work, optimizer_time
 
 __all__ = [
@@ -113,6 +114,8 @@ __all__ = [
 
 #: Outermost to innermost.
 RANK_ORDER = ("data", "pipeline", "context", "expert", "tensor")
+#: The degrees whose ranks hold one model replica, as rules name them.
+_MODEL_RANKS = "tensor_parallel × pipeline_parallel × context_parallel × expert_parallel"
 #: Plans list every rank's coordinates up to this many GPUs (beyond, ``ranks`` is None).
 MAX_LISTED_RANKS = 1024
 GB = 1e9
@@ -186,9 +189,8 @@ def parallel(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1
     >>> parallel(data=8, tensor=8, zero=1).zero
     1
     """
-    degrees = [count(n, x, maximum=MAX_DEGREE) for n, x in
-               (("data", data), ("tensor", tensor), ("pipeline", pipeline), ("context", context),
-                ("expert", expert))]
+    degrees = [count(f"{axis}_parallel", x, maximum=MAX_DEGREE)
+               for axis, x in zip(AXES, (data, tensor, pipeline, context, expert))]
     z = count("zero", zero, minimum=0, maximum=3)
     if recompute not in RECOMPUTE:
         raise CalcError("recompute", "one of " + ", ".join(RECOMPUTE), recompute)
@@ -215,23 +217,23 @@ def check_degrees(m: Model, gpus: int, par: Parallel) -> None:
     >>> check_degrees(model(32, 4096, 32, 128256, 8192, kv_heads=8), 8, parallel(data=2, tensor=3))
     Traceback (most recent call last):
     ...
-    calc.errors.CalcError: gpus must be a multiple of tensor × pipeline × context × expert = 3, got 8
+    calc.errors.CalcError: gpus must be a multiple of tensor_parallel × pipeline_parallel × context_parallel × expert_parallel = 3, got 8
     """
     t, p, c, e, d = par.tensor, par.pipeline, par.context, par.expert, par.data
     model_ranks = t * p * c * e
     if gpus % model_ranks:
-        raise CalcError("gpus", f"a multiple of tensor × pipeline × context × expert = {model_ranks}", gpus)
+        raise CalcError("gpus", f"a multiple of {_MODEL_RANKS} = {model_ranks}", gpus)
     if d * model_ranks != gpus:
-        raise CalcError("data", f"gpus / (tensor × pipeline × context × expert) = {gpus // model_ranks}", d)
+        raise CalcError("data_parallel", f"gpus / ({_MODEL_RANKS}) = {gpus // model_ranks}", d)
     if m.heads % t or (m.kv_heads % t and t % m.kv_heads):
-        raise CalcError("tensor", f"a divisor of heads ({m.heads}) that kv_heads ({m.kv_heads}) divides or that "
-                        "divides kv_heads", t)
+        raise CalcError("tensor_parallel", f"a divisor of heads ({m.heads}) that kv_heads ({m.kv_heads}) divides or "
+                        "that divides kv_heads", t)
     if m.ffn_hidden % t:
-        raise CalcError("tensor", f"a divisor of ffn_hidden ({m.ffn_hidden})", t)
+        raise CalcError("tensor_parallel", f"a divisor of ffn_hidden ({m.ffn_hidden})", t)
     if p > m.layers:
-        raise CalcError("pipeline", f"<= layers ({m.layers})", p)
+        raise CalcError("pipeline_parallel", f"<= layers ({m.layers})", p)
     if m.experts % e:
-        raise CalcError("expert", f"a divisor of experts ({m.experts})", e)
+        raise CalcError("expert_parallel", f"a divisor of experts ({m.experts})", e)
 
 
 def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardware, par: Parallel) -> int:
@@ -248,7 +250,7 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
     ...                                              interleave=2))
     Traceback (most recent call last):
     ...
-    calc.errors.CalcError: interleave must be 1 when pipeline is 1, got 2
+    calc.errors.CalcError: interleave must be 1 when pipeline_parallel is 1, got 2
     """
     t, p, c, e, d, v = par.tensor, par.pipeline, par.context, par.expert, par.data, par.interleave
     check_degrees(m, hw.gpus, par)
@@ -256,7 +258,8 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
     gb = count("global_batch", global_batch)
     per_step = b * d * e
     if gb % per_step:
-        raise CalcError("global_batch", f"a multiple of micro_batch × data × expert = {per_step}", gb)
+        raise CalcError("global_batch", f"a multiple of micro_batch × data_parallel × expert_parallel = {per_step}",
+                        gb)
     mbs = gb // per_step
     if par.stage_layers is not None:
         if len(par.stage_layers) != p:
@@ -264,9 +267,8 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
         if sum(par.stage_layers) != m.layers:
             raise CalcError("stage_layers", f"layer counts that add up to layers ({m.layers})",
                             list(par.stage_layers))
+    check_interleave(p, mbs, v, microbatches_given=False)
     if v > 1:
-        if p == 1:
-            raise CalcError("interleave", "1 when pipeline is 1", v)
         per_stage = par.stage_layers or _even_stage_layers(m.layers, p)
         # every chunk holds a layer, except that the first stage's first chunk may hold only the embedding
         # and the last stage's last chunk only the output layer (Dubey et al. 2024 §3.3.2)
@@ -275,17 +277,17 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
             raise CalcError("interleave", f"at most {room}: every model chunk needs a layer "
                             "(the first and the last stage may give one chunk to the embedding or the output layer)",
                             v)
-        if mbs % p:
-            raise CalcError("interleave",
-                            f"1, or the microbatches per step ({mbs}) must be a multiple of pipeline ({p})", v)
     if c > 1 and m.attention not in FLASH:
-        raise CalcError("context", "1 with standard attention (ring attention needs a fused, flash kernel)", c)
+        raise CalcError("context_parallel", "1 with standard attention (ring attention needs a fused, flash kernel)",
+                        c)
     if c > 1 and m.seq_len % (2 * c):
-        raise CalcError("context", f"such that 2 × context divides seq_len ({m.seq_len}) (load-balanced causal split)",
+        raise CalcError("context_parallel",
+                        f"such that 2 × context_parallel divides seq_len ({m.seq_len}) (load-balanced causal split)",
                         c)
     if par.sequence_parallel and t > 1 and (m.seq_len // c) % t:
         raise CalcError("sequence_parallel",
-                        f"false, or seq_len / context ({m.seq_len // c}) must be a multiple of tensor ({t})", True)
+                        f"false, or seq_len / context_parallel ({m.seq_len // c}) must be a multiple of "
+                        f"tensor_parallel ({t})", True)
     return mbs
 
 

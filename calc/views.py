@@ -18,6 +18,7 @@ from . import diagram, units
 from .api import COMMANDS, evaluate, format_result
 from .errors import CalcError
 from .presets import ATLAS_DEFAULT, PRESETS
+from .spec import spec_key
 
 __all__ = ["page_view", "PAGE_VIEWS", "atlas_query", "ATLAS_HREF"]
 
@@ -114,7 +115,7 @@ def _count_input(name: str, inputs: Mapping) -> int:
 
 
 def bubble_view(inputs: Mapping, result: dict) -> dict:
-    p, m, v = (_count_input(k, inputs) for k in ("stages", "microbatches", "interleave"))
+    p, m, v = (_count_input(k, inputs) for k in ("pipeline_parallel", "microbatches", "interleave"))
     figures, rows = [], []
     for kind, vk in (("gpipe", 1), ("1f1b", 1), ("interleaved", v)):
         name = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "Interleaved 1F1B"}[kind]
@@ -122,7 +123,8 @@ def bubble_view(inputs: Mapping, result: dict) -> dict:
             figures.append(_note(f"{name}: set the model chunks per stage v to 2 or more to see it."))
             continue
         try:
-            s = evaluate("schedule", {"kind": kind, "stages": str(p), "microbatches": str(m), "interleave": str(vk)})
+            s = evaluate("schedule", {"kind": kind, "pipeline_parallel": str(p), "microbatches": str(m),
+                                      "interleave": str(vk)})
         except CalcError as e:
             figures.append(_note(f"{name}: not drawn ({e})."))
             continue
@@ -163,8 +165,9 @@ def atlas_query(inputs: Mapping, parallel: Mapping) -> str:
     """
     wanted: dict[str, str] = {}
     for name in _PLAN_PARAMS:
-        if name in parallel:
-            value = parallel[name]
+        key = spec_key(name, "parallel")
+        if key in parallel:
+            value = parallel[key]
             if isinstance(value, bool):
                 wanted[name] = "true" if value else "false"
             elif isinstance(value, (list, tuple)):

@@ -120,8 +120,9 @@ def preset_inputs(cmd: Command, name: str) -> dict[str, str]:
 
 
 #: Preset fields a command's page leaves at their defaults (the planner searches the microbatch and the split).
-_NOT_FROM_PRESETS = {"search": ("micro_batch", "data", "tensor", "pipeline", "context", "expert", "zero",
-                                "sequence_parallel", "recompute", "interleave", "stage_layers")}
+_NOT_FROM_PRESETS = {"search": ("micro_batch", "data_parallel", "tensor_parallel", "pipeline_parallel",
+                                "context_parallel", "expert_parallel", "zero", "sequence_parallel", "recompute",
+                                "interleave", "stage_layers")}
 
 
 def render_presets(cmd: Command, names: list[str], uid: str) -> str:

@@ -14,6 +14,7 @@ from .. import search as _search
 from ..check import MAX_COUNT
 from ..command import Command, Param, Result
 from ..errors import CalcError
+from ..spec import AXES, spec_key
 from .training import _MAX_DEGREE
 
 # ---------------------------------------------------------------------------- plan and search
@@ -52,7 +53,7 @@ _SPEC_HARDWARE = (
     Param("gpus", "count", "GPUs", required=True, maximum=float(_hardware.MAX_GPUS), section="hardware"),
     Param("gpus_per_node", "count", "GPUs per node (NVLink domain)", help="Blank: the profile's (8; 72 for NVL72).",
           maximum=1024, section="hardware"),
-    Param("memory", "size", "Memory per GPU (e.g. 80GiB)", help="Blank: the profile's.", section="hardware"),
+    Param("device_memory", "size", "Memory per GPU (e.g. 80GiB)", help="Blank: the profile's.", section="hardware"),
     Param("reserve", "size", "Memory kept back per GPU (CUDA context, NCCL, fragmentation)", default="2GiB",
           section="hardware"),
     Param("flops_per_gpu", "flop_rate", "Peak FLOP/s per GPU (e.g. 989TFLOP/s)",
@@ -72,10 +73,9 @@ _SPEC_HARDWARE = (
           section="hardware"),
 )
 _PARALLEL_DEGREES = tuple(
-    Param(name, "count", label, default="1", maximum=_MAX_DEGREE, section="parallel")
-    for name, label in (("data", "Data-parallel degree"), ("tensor", "Tensor-parallel degree"),
-                        ("pipeline", "Pipeline stages"), ("context", "Context-parallel degree"),
-                        ("expert", "Expert-parallel degree"))
+    Param(f"{axis}_parallel", "count", label, default="1", maximum=_MAX_DEGREE, section="parallel")
+    for axis, label in zip(AXES, ("Data-parallel degree", "Tensor-parallel degree", "Pipeline-parallel degree (stages)",
+                                  "Context-parallel degree", "Expert-parallel degree"))
 ) + (
     Param("zero", "count", "ZeRO stage (0-3)", default="0", minimum=0, maximum=3, section="parallel"),
     Param("sequence_parallel", "flag", "Sequence parallelism", default="false", section="parallel"),
@@ -114,7 +114,8 @@ def _spec_model(v: dict) -> _model.Model:
 def _spec_hardware(v: dict, gpus: int | None = None) -> _hardware.Hardware:
     """The cluster from ``hardware.profile`` and the fields given beside it (they override it)."""
     return _hardware.hardware(
-        v["gpus"] if gpus is None else gpus, v.get("memory"), v.get("flops_per_gpu"), v.get("intra_node_bandwidth"),
+        v["gpus"] if gpus is None else gpus, v.get("device_memory"), v.get("flops_per_gpu"),
+        v.get("intra_node_bandwidth"),
         v.get("inter_node_bandwidth"), None, v.get("gpus_per_node"), v.get("compute_efficiency"),
         profile_name=v.get("profile"), hbm_bandwidth=v.get("hbm_bandwidth"), reserve=v.get("reserve"),
         dtype=_hardware.PRECISION_DTYPES[v["precision"]], intra_node_startup=v.get("intra_node_startup"),
@@ -122,7 +123,7 @@ def _spec_hardware(v: dict, gpus: int | None = None) -> _hardware.Hardware:
 
 
 def _spec_parallel(v: dict) -> _plan.Parallel:
-    return _plan.parallel(v["data"], v["tensor"], v["pipeline"], v["context"], v["expert"], v["zero"],
+    return _plan.parallel(*(v[f"{a}_parallel"] for a in AXES), v["zero"],
                           v["sequence_parallel"], v["recompute"], v["interleave"], v["stage_layers"],
                           v["overlap_grad_reduce"], v["overlap_param_gather"], v["tp_comm_overlap"],
                           v["zero3_gather"])
@@ -167,8 +168,9 @@ PLAN = Command(
         Result("rank_strides", "Rank strides (rank = Σ coordinate × stride)", "json"),
     ),
     compute=_compute_plan,
-    example={**_LLAMA3_8B, "data": "8", "tensor": "8", "pipeline": "1", "context": "1", "expert": "1", "zero": "1",
-             "sequence_parallel": "true", "recompute": "none", "interleave": "1"},
+    example={**_LLAMA3_8B, "data_parallel": "8", "tensor_parallel": "8", "pipeline_parallel": "1",
+             "context_parallel": "1", "expert_parallel": "1", "zero": "1", "sequence_parallel": "true",
+             "recompute": "none", "interleave": "1"},
 )
 
 #: In ``search``, a blank field of the ``parallel`` section is searched; a value fixes it.
@@ -177,7 +179,7 @@ _SEARCH_PARALLEL = tuple(replace(p, default=None, help="Blank: searched.") for p
 
 
 def _compute_search(v: dict) -> dict:
-    fixed = {p.name: v[p.name] for p in _SEARCH_PARALLEL if v[p.name] is not None}
+    fixed = {spec_key(p.name, p.section): v[p.name] for p in _SEARCH_PARALLEL if v[p.name] is not None}
     r = _search.search(_spec_model(v), v["global_batch"], _spec_hardware(v), v["precision"], top=v["top"],
                        max_micro_batch=v["max_micro_batch"], micro_batch=v["micro_batch"], tokens=v["tokens"],
                        fixed=fixed)
@@ -210,14 +212,16 @@ SEARCH = Command(
 
 def _compute_device_memory(v: dict) -> dict:
     """Memory of the most loaded GPU (:func:`calc.plan.memory`) on a cluster of exactly the split's GPUs."""
-    d, t, p, c, e = v["data"], v["tensor"], v["pipeline"], v["context"], v["expert"]
+    d, t, p, c, e = (v[f"{a}_parallel"] for a in AXES)
     gpus = d * t * p * c * e
     if gpus > _hardware.MAX_GPUS:
-        raise CalcError("data", f"such that data × tensor × pipeline × context × expert <= {_hardware.MAX_GPUS}", d)
+        raise CalcError("data_parallel", "such that data_parallel × tensor_parallel × pipeline_parallel × "
+                        f"context_parallel × expert_parallel <= {_hardware.MAX_GPUS}", d)
     mbs = v["microbatches"] if v["microbatches"] is not None else p
     per_step = v["micro_batch"] * d * e
     if per_step * mbs > MAX_COUNT:
-        raise CalcError("microbatches", f"such that micro_batch × data × expert × microbatches <= {MAX_COUNT}", mbs)
+        raise CalcError("microbatches", "such that micro_batch × data_parallel × expert_parallel × microbatches "
+                        f"<= {MAX_COUNT}", mbs)
     hw = _spec_hardware(v | {"gpus": gpus}, gpus)
     w = _plan.workload(_spec_model(v), per_step * mbs, hw, v["precision"])
     par = _spec_parallel(v | {"overlap_grad_reduce": True, "overlap_param_gather": False, "tp_comm_overlap": False,
@@ -233,11 +237,13 @@ DEVICE_MEMORY = Command(
     title="Memory per GPU (model states and activations)",
     params=_SPEC_MODEL + (
         Param("micro_batch", "count", "Microbatch size b (sequences)", default="1", section="batch"),
-        Param("microbatches", "count", "Microbatches per step m", help="Blank: = pipeline (enough to fill 1F1B).",
+        Param("microbatches", "count", "Microbatches per step m",
+              help="Blank: = pipeline_parallel (enough to fill 1F1B).",
               section="batch"),
         Param("profile", "choice", "GPU profile", default="h100-sxm5-80gb", choices=tuple(_hardware.PROFILES),
               section="hardware"),
-        Param("memory", "size", "Memory per GPU (e.g. 80GiB)", help="Blank: the profile's.", section="hardware"),
+        Param("device_memory", "size", "Memory per GPU (e.g. 80GiB)", help="Blank: the profile's.",
+              section="hardware"),
         Param("reserve", "size", "Memory kept back per GPU (CUDA context, NCCL, fragmentation)", default="2GiB",
               section="hardware"),
     ) + _PARALLEL_DEGREES + _SPEC_TRAINING[:1],
@@ -258,12 +264,12 @@ DEVICE_MEMORY = Command(
         Result("stage", "Most loaded pipeline stage", "count"),
         Result("layers_on_stage", "Layers on that stage", "count"),
         Result("params_per_device", "Parameters per GPU before ZeRO", "count"),
-        Result("gpus", "GPUs (data × tensor × pipeline × context × expert)", "GPUs"),
+        Result("gpus", "GPUs (the product of the five degrees)", "GPUs"),
         Result("microbatches", "Microbatches per step m", "microbatches"),
     ),
     compute=_compute_device_memory,
     example={k: x for k, x in _LLAMA3_8B.items() if k in {p.name for p in _SPEC_MODEL} | {"micro_batch"}}
-    | {"data": "8", "zero": "1", "recompute": "selective", "profile": "h100-sxm5-80gb"},
+    | {"data_parallel": "8", "zero": "1", "recompute": "selective", "profile": "h100-sxm5-80gb"},
 )
 
 

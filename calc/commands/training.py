@@ -187,12 +187,12 @@ TRAIN_TIME = Command(
 
 
 def _compute_bubble(v: dict) -> dict:
-    b = _pipeline.bubble(v["stages"], v["microbatches"], v["interleave"])
+    b = _pipeline.bubble(v["pipeline_parallel"], v["microbatches"], v["interleave"])
     return {"bubble_fraction": b.bubble_fraction, "bubble_share": b.bubble_share}
 
 
 _STAGES = (
-    Param("stages", "count", "Pipeline stages p", default="8", maximum=_MAX_DEGREE),
+    Param("pipeline_parallel", "count", "Pipeline-parallel degree (stages) p", default="8", maximum=_MAX_DEGREE),
     Param("microbatches", "count", "Microbatches per step m", default="32"),
     Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024),
 )
@@ -207,12 +207,12 @@ BUBBLE = Command(
                "ratio"),
     ),
     compute=_compute_bubble,
-    example={"stages": "8", "microbatches": "32"},
+    example={"pipeline_parallel": "8", "microbatches": "32"},
 )
 
 
 def _compute_schedule(v: dict) -> dict:
-    s = _pipeline.schedule(v["kind"], v["stages"], v["microbatches"], v["interleave"], v["backward_slots"])
+    s = _pipeline.schedule(v["kind"], v["pipeline_parallel"], v["microbatches"], v["interleave"], v["backward_slots"])
     return {
         "ops": [{"stage": o.stage, "chunk": o.chunk, "microbatch": o.microbatch, "kind": o.kind,
                  "start": o.start, "duration": o.duration} for o in s.ops],
@@ -228,7 +228,7 @@ SCHEDULE = Command(
     title="Pipeline schedule (GPipe, 1F1B, interleaved 1F1B)",
     params=(
         Param("kind", "choice", "Schedule", default="1f1b", choices=_pipeline.SCHEDULES),
-        Param("stages", "count", "Pipeline stages p", default="4", maximum=_MAX_DEGREE),
+        Param("pipeline_parallel", "count", "Pipeline-parallel degree (stages) p", default="4", maximum=_MAX_DEGREE),
         Param("microbatches", "count", "Microbatches per step m", default="8"),
         Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024),
         Param("backward_slots", "count", "Slots per backward (a forward is 1)", default="2", maximum=16),
@@ -240,5 +240,5 @@ SCHEDULE = Command(
         Result("ops", "Operations", "json"),
     ),
     compute=_compute_schedule,
-    example={"kind": "1f1b", "stages": "4", "microbatches": "8"},
+    example={"kind": "1f1b", "pipeline_parallel": "4", "microbatches": "8"},
 )
