@@ -11,7 +11,7 @@ import pytest
 from tests.browser.atlas_browser import ROOT, cli_json
 from tests.browser.vectors import ALLREDUCE, BATCH
 
-pytestmark = pytest.mark.build
+pytestmark = [pytest.mark.build, pytest.mark.pyodide]
 
 
 def test_parity_vectors_in_pyodide_under_node(site, manifest):

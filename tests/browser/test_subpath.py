@@ -20,7 +20,7 @@ from tests.browser.atlas_browser import Calculator, Watch, calculators, cli_json
 from tests.browser.vectors import ALLREDUCE, BATCH
 from tests.support import mkdocs_build
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.rebuild]
 
 SITE_URL = "http://127.0.0.1:8001/atlas/"
 ORIGIN = "http://127.0.0.1:8001"
