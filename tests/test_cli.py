@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from calc.cli import main
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import ROOT, time_limit
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "calc", *args], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    return subprocess.run([sys.executable, "-m", "calc", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=time_limit(300))
 
 
 def test_batch_json_contract():
@@ -248,7 +248,8 @@ def test_a_closed_pipe_stops_quietly():
     os.close(read)  # no reader at all: the first write fails, deterministically
     try:
         p = subprocess.run([sys.executable, "-m", "calc", "batch", "--micro-batch", "8", "--data-parallel", "2",
-                            "--json"], stdout=write, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                            "--json"], stdout=write, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                           timeout=time_limit(300))
     finally:
         os.close(write)
     assert p.returncode == 1 and p.stderr == ""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests.browser.atlas_browser import Calculator, cli_json, open_context
+from tests.browser.atlas_browser import Calculator, cli_json, open_context, visit
 from tests.browser.vectors import ALLREDUCE, BATCH
 
 from calc.api import COMMANDS, evaluate, format_result
@@ -16,7 +16,7 @@ VECTORS = {"batch": BATCH, "allreduce": ALLREDUCE}
 
 
 def open_calculator(page, command: str) -> Calculator:
-    page.goto(PAGES[command])
+    visit(page, PAGES[command])
     calc = Calculator(page, command)
     assert calc.wait_state("ready") == "ready", calc.status()
     return calc

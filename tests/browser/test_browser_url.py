@@ -5,13 +5,13 @@ from __future__ import annotations
 from urllib.parse import quote, urlsplit
 
 import pytest
-from tests.browser.atlas_browser import Calculator, Watch, cli_json, open_context
+from tests.browser.atlas_browser import Calculator, Watch, cli_json, open_context, visit
 
 pytestmark = pytest.mark.browser
 
-def test_url_round_trip(page, context):
+def test_url_round_trip(page, browser, base_url, watch):
     """Edited inputs go to the query (non-default only); opening that address restores inputs and results."""
-    page.goto("/calculators/allreduce/")
+    visit(page, "/calculators/allreduce/")
     calc = Calculator(page, "allreduce")
     calc.wait_state("ready")
     entries = page.evaluate("history.length")
@@ -23,20 +23,25 @@ def test_url_round_trip(page, context):
     shared = page.url
     assert page.evaluate("history.length") == entries  # replaceState, no new history entries
 
-    other = context.new_page()
-    other.goto(shared)
-    restored = Calculator(other, "allreduce")
-    restored.wait_state("ready")
-    assert restored.inputs() == {"ranks": "8", "payload": "4MB", "bandwidth": "100GB/s", "startup": "5us"}
-    expected = cli_json("allreduce", {"ranks": "8", "payload": "4MB"})
-    assert restored.values() == {k: expected[k] for k in restored.values()}
-    assert restored.current()
-    other.close()
+    # opened as a new reader would: another browser context, nothing booted yet
+    context = open_context(browser, base_url, watch)
+    try:
+        other = context.new_page()
+        other.goto(shared)
+        restored = Calculator(other, "allreduce")
+        restored.wait_state("ready")
+        assert restored.inputs() == {"ranks": "8", "payload": "4MB", "bandwidth": "100GB/s", "startup": "5us"}
+        expected = cli_json("allreduce", {"ranks": "8", "payload": "4MB"})
+        assert restored.values() == {k: expected[k] for k in restored.values()}
+        assert restored.current()
+    finally:
+        context.close()
+    assert watch.offsite == [] and watch.errors == []
 
 
 def test_malformed_url_value_is_a_field_error(page):
     """A value calc rejects shows its message next to the field; unknown parameters are ignored."""
-    page.goto("/calculators/batch/?micro_batch=eight&colour=blue&accumulation=2")
+    visit(page, "/calculators/batch/?micro_batch=eight&colour=blue&accumulation=2")
     calc = Calculator(page, "batch")
     assert calc.wait_state("error") == "error"
     assert calc.field_error("micro_batch") == "micro_batch must be a whole number >= 1, got 'eight'"
@@ -94,12 +99,17 @@ def baselines(browser, base_url):
 def test_hostile_url_executes_nothing_and_adds_no_element(page, baselines, command, query):
     """Markup, prototype keys, 10 KB values: shown as text or ignored; no script runs, no element appears."""
     dialogs = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+    def on_dialog(d):
+        dialogs.append(d.message)
+        d.dismiss()
+
+    page.on("dialog", on_dialog)
     baseline, risky_before = baselines[command]
     path = PATHS[command]
     count, risky = COUNT, RISKY
 
-    page.goto(f"{path}?{query}")
+    visit(page, f"{path}?{query}")
     calc = Calculator(page, command)
     calc.wait_state("ready", "error")
     assert calc.root.evaluate(count) <= baseline  # the live status drops the static one's <code>
@@ -110,3 +120,4 @@ def test_hostile_url_executes_nothing_and_adds_no_element(page, baselines, comma
     if calc.state == "error":
         assert not calc.current()
         assert "Traceback" not in calc.root.text_content()
+    page.remove_listener("dialog", on_dialog)

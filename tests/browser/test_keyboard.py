@@ -10,7 +10,7 @@ order, each with a visible focus indicator (an outline or a box-shadow), and foc
 from __future__ import annotations
 
 import pytest
-from tests.browser.atlas_browser import calculators, open_widget, page_paths
+from tests.browser.atlas_browser import calculators, open_widget, page_paths, visit
 
 pytestmark = pytest.mark.browser
 
@@ -80,7 +80,7 @@ def test_calculators_walk_in_order_with_visible_focus(page, widgets):
     problems = []
     for widget in widgets:
         calc = open_widget(page, widget)
-        calc.wait_state("ready", timeout=30_000)
+        calc.wait_state("ready")
         disabled = calc.root.evaluate("r => [...r.querySelectorAll('.calc__form [name]')].filter(f => f.disabled).map(f => f.name)")
         if disabled:
             problems.append(f"{widget}: fields still disabled when live: {disabled}")
@@ -101,7 +101,7 @@ def test_every_question_opens_from_the_keyboard(page, site):
     problems = []
     questions = 0
     for path in page_paths(site):
-        page.goto(path)
+        visit(page, path)
         total = page.locator("article details").count()
         for i in range(total):
             details = page.locator("article details").nth(i)

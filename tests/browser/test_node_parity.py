@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from tests.browser.atlas_browser import ROOT, cli_json
+from tests.support import time_limit
 from tests.browser.vectors import ALLREDUCE, BATCH
 
 pytestmark = [pytest.mark.build, pytest.mark.pyodide]
@@ -23,7 +24,7 @@ def test_parity_vectors_in_pyodide_under_node(site, manifest):
     requests = [{"op": "evaluate", "command": c, "inputs": v} for c, v in vectors]
     proc = subprocess.run(
         [node, str(Path(__file__).with_name("pyodide_parity.mjs")), str(ROOT / "node_modules/pyodide"), str(site)],
-        input=json.dumps(requests), capture_output=True, text=True, timeout=120, check=False,
+        input=json.dumps(requests), capture_output=True, text=True, timeout=time_limit(600), check=False,
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
@@ -47,7 +48,7 @@ def test_every_command_in_pyodide_matches_cpython(site):
     requests = [{"op": "evaluate", "command": c, "inputs": v} for c, v in vectors]
     proc = subprocess.run(
         ["node", str(Path(__file__).with_name("pyodide_parity.mjs")), str(ROOT / "node_modules/pyodide"), str(site)],
-        input=json.dumps(requests), capture_output=True, text=True, timeout=300, check=False,
+        input=json.dumps(requests), capture_output=True, text=True, timeout=time_limit(900), check=False,
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)

@@ -5,14 +5,26 @@
 // returns a promise of the worker's reply ({answer} or {failure}).
 //
 // State: "idle" (no worker yet) -> "loading" -> "ready" | "unavailable"; watchRuntime() reports it.
+// A failure the worker sees (a file that cannot be fetched, a wrong checksum) is reported at once.
+// The watchdog covers a start that hangs: "unavailable" when the worker has shown no progress (no
+// response to one of its requests has arrived) for WATCHDOG_MS, so a start that is slow but moving
+// (a busy machine) is waited for, and a hung one is not.
 
-const WATCHDOG_MS = 12000; // "unavailable" well within 15 s if Pyodide never answers
+const WATCHDOG_MS = 12000; // "unavailable" well within 15 s of the last sign of progress
 
 const events = new EventTarget();
 const pending = new Map();
 let worker = null;
 let nextId = 1;
 let current = { state: "idle", reason: "" };
+let watchdog = null;
+
+function restartWatchdog() {
+  clearTimeout(watchdog);
+  watchdog = setTimeout(() => {
+    if (current.state === "loading") setState("unavailable", "Python did not start in time");
+  }, WATCHDOG_MS);
+}
 
 function setState(state, reason = "") {
   if (current.state === "unavailable" || current.state === state) return;
@@ -27,7 +39,8 @@ function setState(state, reason = "") {
 
 function onMessage(event) {
   const message = event.data;
-  if (message.type === "ready") setState("ready");
+  if (message.type === "progress") restartWatchdog();
+  else if (message.type === "ready") setState("ready");
   else if (message.type === "unavailable") setState("unavailable", message.reason);
   else if (pending.has(message.id)) {
     pending.get(message.id)(message);
@@ -45,9 +58,7 @@ export function startRuntime() {
     setState("unavailable", "the Python worker could not start");
   });
   setState("loading");
-  setTimeout(() => {
-    if (current.state === "loading") setState("unavailable", "Python did not start in time");
-  }, WATCHDOG_MS);
+  restartWatchdog();
 }
 
 /** Call `callback({state, reason})` now and on every change, until `signal` aborts. */

@@ -3,7 +3,10 @@
 // Start-up: boot Pyodide while reading assets/runtime/manifest.json and fetching the wheel it
 // names; check the wheel's sha256 against the manifest; unpack it into site-packages; import
 // calc.series.
-// Then it posts {type: "ready"} or {type: "unavailable", reason}.
+// Then it posts {type: "ready"} or {type: "unavailable", reason}; on the way, {type: "progress"}
+// each time a response to one of its requests arrives, so the page's watchdog waits for a slow
+// start but not for a hung one. Pyodide does not reject when one of its own files fails (a blocked .wasm leaves
+// it waiting), so the worker watches its fetches and gives up at the first that fails.
 //
 // Protocol, page -> worker: {id, request} where request is what calc.series.page_request
 // takes ({op: "evaluate", command, inputs} or {op: "ring", ranks}).
@@ -11,11 +14,33 @@
 // {id, failure} when the runtime is unavailable or Python raised something unexpected.
 import { loadPyodide } from "../vendor/pyodide/pyodide.mjs";
 
+const fetchFromNetwork = self.fetch.bind(self);
+let fetchFailed;
+const failure = new Promise((_, reject) => {
+  fetchFailed = reject;
+});
+failure.catch(() => {}); // reported through the race below, not as an unhandled rejection
+
+// Every fetch of this worker (ours and Pyodide's): progress when it arrives, failure when it cannot.
+self.fetch = async (input, init) => {
+  const name = new URL(input instanceof Request ? input.url : String(input), self.location.href).pathname;
+  let response;
+  try {
+    response = await fetchFromNetwork(input, init);
+  } catch (error) {
+    fetchFailed(new Error(`${name} could not be fetched`));
+    throw error;
+  }
+  if (!response.ok) fetchFailed(new Error(`${name}: HTTP ${response.status}`));
+  else self.postMessage({ type: "progress" });
+  return response;
+};
+
 const MANIFEST_URL = new URL("../runtime/manifest.json", import.meta.url);
 const PYODIDE_URL = new URL("../vendor/pyodide/", import.meta.url).href; // where pyodide.mjs came from
 
 async function fetchBytes(url) {
-  const response = await fetch(url, { cache: "no-cache" });
+  const response = await self.fetch(url, { cache: "no-cache" });
   if (!response.ok) throw new Error(`${url.pathname}: HTTP ${response.status}`);
   return new Uint8Array(await response.arrayBuffer());
 }
@@ -51,7 +76,7 @@ async function start() {
   return { pageRequest, version: pyodide.version };
 }
 
-const runtime = start();
+const runtime = Promise.race([start(), failure]);
 
 runtime.then(
   ({ version }) => self.postMessage({ type: "ready", pyodide: version }),
