@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from urllib.parse import quote, urlsplit
+import json
+from urllib.parse import parse_qsl, quote, urlsplit
 
 import pytest
-from tests.browser.atlas_browser import Calculator, Watch, cli_json, open_context, visit
+from tests.browser.atlas_browser import Calculator, Watch, calculators, cli_json, open_context, visit
+
+from calc.api import COMMANDS, evaluate
 
 pytestmark = pytest.mark.browser
 
@@ -121,3 +124,64 @@ def test_hostile_url_executes_nothing_and_adds_no_element(page, baselines, comma
         assert not calc.current()
         assert "Traceback" not in calc.root.text_content()
     page.remove_listener("dialog", on_dialog)
+
+
+# ---------------------------------------------------------------- shared links compute (issue 11, §3)
+
+#: A shared link for each calculator and tool: inputs that differ from the page's defaults.
+SHARED = {"batch": "micro_batch=4&accumulation=32&data_parallel=4", "allreduce": "ranks=8&payload=4MB",
+          "plan": "data=32&pipeline=4&interleave=2", "device-memory": "zero=3&recompute=full",
+          "bubble": "stages=4&microbatches=16", "search": "global_batch=256"}
+
+
+def test_every_calculator_has_a_shared_link_test(site):
+    """Each command with a calculator on a built page is among the shared links below (add new ones)."""
+    assert {w.command for w in calculators(site)} == set(SHARED)
+
+
+def _hold_wasm(held: list):
+    return lambda route: route.request.url.endswith("pyodide.asm.wasm") and (held.append(route) or True)
+
+
+@pytest.mark.parametrize("command", SHARED)
+def test_a_shared_link_starts_python_at_once_and_marks_old_results(browser, base_url, site, command):
+    """Opening a link with inputs: Python starts without a scroll or a focus, the calculator is brought
+    into view, the build-time results are marked not current until the live ones, the CLI's, arrive.
+
+    A cold context per page, with Pyodide's WebAssembly held back, so the time before the live
+    results is long enough to be seen; a low window, so the calculator starts below the fold."""
+    for widget in (w for w in calculators(site) if w.command == command):
+        watch, held = Watch(base_url), []
+        context = open_context(browser, base_url, watch, fault=_hold_wasm(held),
+                               viewport={"width": 1000, "height": 300})
+        try:
+            page = context.new_page()
+            page.goto(f"{widget.path}?{SHARED[command]}")
+            calc = Calculator(page, command, widget.id)
+            assert calc.wait_state("loading") == "loading", (widget, calc.status())
+            linked = dict(parse_qsl(SHARED[command]))
+            assert {k: calc.inputs()[k] for k in linked} == linked, widget
+            assert not calc.current() and calc.root.locator(".calc__stale").is_visible(), widget
+            assert "computed when the site was built" in calc.status(), widget
+            top = calc.root.bounding_box()["y"]
+            assert 0 <= top < 300, (widget, top)  # scrolled into view, its top on screen
+            page.wait_for_function("n => n > 0", arg=len(held))
+            while held:
+                held.pop().continue_()
+            assert calc.wait_state("ready") == "ready", (widget, calc.status())
+            expected = evaluate(command, calc.inputs())
+            assert calc.values() == {k: json.dumps(expected[k]) for k in calc.values()}, widget
+            assert calc.current()
+        finally:
+            context.close()
+        assert watch.offsite == [] and watch.errors == []
+
+
+def test_a_name_given_twice_in_a_link_keeps_its_last_value(page):
+    """Decided (README, input rules): as an option given twice on the command line, the last one counts."""
+    visit(page, "/calculators/batch/?accumulation=2&accumulation=32")
+    calc = Calculator(page, "batch")
+    assert calc.wait_state("ready") == "ready"
+    assert calc.inputs()["accumulation"] == "32"
+    assert calc.values()["global_batch"] == cli_json("batch", {**COMMANDS["batch"].example,
+                                                               "accumulation": "32"})["global_batch"]
