@@ -3,8 +3,9 @@
 Read (:func:`loads`) is used for a SPEC file, the page's inputs and the page's requests:
 
 - the text is at most ``max_chars`` characters, checked before parsing;
-- values are nested at most :data:`MAX_DEPTH` deep (deeper text is refused, including text so deep
-  that Python's parser gives up with ``RecursionError``);
+- values are nested at most :data:`MAX_DEPTH` deep, checked in one pass over the text before it is
+  parsed: Python's parser recurses once per level, and in Pyodide a text nested 100,000 deep
+  overflows the WebAssembly stack, a fatal error that would end the page's worker;
 - a name given twice in one object is an error naming it (RFC 8259 §4 leaves duplicates undefined,
   and a SPEC that sets ``layers`` twice is a mistake, not a choice);
 - an integer literal longer than :data:`calc.units.MAX_TEXT` digits is kept as its text, so the
@@ -20,6 +21,8 @@ Source: RFC 8259, "The JavaScript Object Notation (JSON) Data Interchange Format
 from __future__ import annotations
 
 import json
+import re
+from json.decoder import scanstring
 
 from .errors import CalcError
 from .units import MAX_TEXT
@@ -46,19 +49,32 @@ def _object(pairs: list[tuple[str, object]]) -> dict:
     return out
 
 
-def _depth(value: object) -> int:
-    """How deep lists and objects nest in ``value`` (0 for a scalar), without recursion."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            deepest = max(deepest, depth + 1)
-            if deepest > MAX_DEPTH:
-                break
-            stack.extend((child, depth + 1) for child in item)
-    return deepest
+_TOKEN = re.compile(r'["\[\]{}]')
+
+
+def _too_deep(text: str) -> bool:
+    """Whether arrays and objects in JSON ``text`` nest deeper than :data:`MAX_DEPTH` (linear, no recursion).
+
+    Strings are skipped with the json module's own scanner, so a bracket inside one is not counted;
+    at an unterminated string the answer is False (the text is invalid, and the parser says so).
+    """
+    if text.count("[") + text.count("{") <= MAX_DEPTH:  # cannot nest deeper: nothing to scan
+        return False
+    depth, pos = 0, 0
+    while m := _TOKEN.search(text, pos):
+        pos = m.end()
+        if m[0] == '"':
+            try:
+                pos = scanstring(text, pos)[1]
+            except ValueError:
+                return False
+        elif m[0] in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        else:
+            depth -= 1
+    return False
 
 
 def loads(text: object, name: str, max_chars: int = MAX_CHARS) -> object:
@@ -77,17 +93,14 @@ def loads(text: object, name: str, max_chars: int = MAX_CHARS) -> object:
     """
     if not isinstance(text, str) or len(text) > max_chars:
         raise CalcError(name, f"JSON text of at most {max_chars} characters", text)
+    if _too_deep(text):
+        raise CalcError(name, f"JSON nested at most {MAX_DEPTH} deep", text)
     try:
-        value = json.loads(text, parse_int=_int, object_pairs_hook=_object)
-    except RecursionError:
-        raise CalcError(name, f"JSON nested at most {MAX_DEPTH} deep", text) from None
+        return json.loads(text, parse_int=_int, object_pairs_hook=_object)
     except CalcError:
         raise
     except ValueError as e:
         raise CalcError(name, f"valid JSON ({e})", text) from None
-    if _depth(value) > MAX_DEPTH:
-        raise CalcError(name, f"JSON nested at most {MAX_DEPTH} deep", text)
-    return value
 
 
 def dumps(value: object) -> str:
