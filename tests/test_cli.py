@@ -255,11 +255,18 @@ def test_a_closed_pipe_stops_quietly():
     assert p.returncode == 1 and p.stderr == ""
 
 
-def test_json_output_is_strict(capsys):
-    """--json never prints NaN or Infinity: the non-finite result is refused, naming the inputs."""
+def test_json_output_is_strict(capsys, tmp_path):
+    """--json never prints NaN or Infinity: a result that would not be finite is refused, naming the inputs;
+    a huge but finite one prints as a number."""
     from tests.test_cli_commands import SPEC
 
+    spec = json.loads(json.dumps(SPEC))
+    spec["hardware"]["compute_efficiency"] = 5e-324  # within its limits (0, 1], but the step time overflows
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    assert fails(capsys, ["plan", str(path), "--json"]).startswith(
+        "python -m calc plan: error: inputs must be values that give finite results")
     assert main(["train-time", "--params", "1e15", "--tokens", "1e16", "--gpus", "1", "--flops-per-gpu", "1",
                  "--json"]) == 0
-    json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"non-strict JSON: {c}"))
-    assert SPEC  # the plan case is in tests/test_command.py::test_a_non_finite_result_is_refused
+    out = json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"non-strict JSON: {c}"))
+    assert out["seconds"] == 8e31
