@@ -170,6 +170,32 @@ def open_context(browser, base_url: str, watch: Watch, fault=None, **options):
     return context
 
 
+class Hold:
+    """A route fault (for :func:`open_context`) that holds back requests for URLs ending in ``suffix``.
+
+    :meth:`release` lets the held requests go and every later one pass, whether it was already
+    asked for or comes afterwards (so no request can slip in between and stay held); :meth:`arm`
+    holds again, for the next page.
+    """
+
+    def __init__(self, suffix: str):
+        self.suffix, self.held, self.holding = suffix, [], True
+
+    def __call__(self, route) -> bool:
+        if not (self.holding and route.request.url.endswith(self.suffix)):
+            return False
+        self.held.append(route)
+        return True
+
+    def arm(self) -> None:
+        self.holding = True
+
+    def release(self) -> None:
+        self.holding = False
+        while self.held:
+            self.held.pop().continue_()
+
+
 class Calculator:
     """One calculator on a page, through its DOM contract (hooks/widgets.py)."""
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.browser.atlas_browser import Watch, calculators, open_context, open_widget, page_paths
+from tests.browser.atlas_browser import Hold, Watch, calculators, open_context, open_widget, page_paths
 from tests.support import ROOT
 
 pytestmark = pytest.mark.browser
@@ -93,16 +93,6 @@ def in_both_palettes(page, check) -> list[str]:
     return found
 
 
-def _hold_pyodide(held: list):
-    """A route fault that keeps Pyodide's WebAssembly waiting, so calculators stay 'loading'."""
-    def fault(route):
-        if route.request.url.endswith("pyodide.asm.wasm"):
-            held.append(route)
-            return True
-        return False
-    return fault
-
-
 @pytest.mark.parametrize("width", WIDTHS)
 def test_every_page_has_no_violations(browser, base_url, site, width):
     """axe finds nothing on any built page in either palette, with every folded answer opened too.
@@ -110,8 +100,7 @@ def test_every_page_has_no_violations(browser, base_url, site, width):
     Python is held back (calculators stay 'loading'); their other states are the next test's.
     """
     watch = Watch(base_url)
-    held: list = []
-    context = open_context(browser, base_url, watch, fault=_hold_pyodide(held),
+    context = open_context(browser, base_url, watch, fault=Hold("pyodide.asm.wasm"),  # never released
                            viewport={"width": WIDTHS[width], "height": 800})
     problems = []
     try:
@@ -143,7 +132,7 @@ def test_calculators_in_every_state_have_no_violations(browser, base_url, site):
     widgets = calculators(site)
     assert widgets, "no [data-calc] on any built page: the discovery is broken"
     watch = Watch(base_url)
-    held: list = []
+    hold = Hold("pyodide.asm.wasm")
     viewport = {"width": 1280, "height": 800}
     problems = []
 
@@ -151,15 +140,15 @@ def test_calculators_in_every_state_have_no_violations(browser, base_url, site):
         assert calc.state == state, (widget, calc.state, calc.status())
         return [f"{widget} {state}: {p}" for p in in_both_palettes(calc.page, lambda: axe(calc.page, [f"#{widget.id}"]))]
 
-    context = open_context(browser, base_url, watch, fault=_hold_pyodide(held), viewport=viewport)
+    context = open_context(browser, base_url, watch, fault=hold, viewport=viewport)
     try:
         page = context.new_page()
         for widget in widgets:
+            hold.arm()
             calc = open_widget(page, widget, cold=True)
             calc.wait_state("loading")
             problems += check(calc, widget, "loading")
-            while held:
-                held.pop().continue_()
+            hold.release()
             calc.wait_state("ready")
             problems += check(calc, widget, "ready")
             name = calc.root.evaluate("r => r.querySelector('.calc__form input[type=text][name]')?.name ?? null")

@@ -6,7 +6,7 @@ import json
 from urllib.parse import parse_qsl, quote, urlsplit
 
 import pytest
-from tests.browser.atlas_browser import Calculator, Watch, calculators, cli_json, open_context, visit
+from tests.browser.atlas_browser import Calculator, Hold, Watch, calculators, cli_json, open_context, visit
 
 from calc.api import COMMANDS, evaluate
 
@@ -139,10 +139,6 @@ def test_every_calculator_has_a_shared_link_test(site):
     assert {w.command for w in calculators(site)} == set(SHARED)
 
 
-def _hold_wasm(held: list):
-    return lambda route: route.request.url.endswith("pyodide.asm.wasm") and (held.append(route) or True)
-
-
 @pytest.mark.parametrize("command", SHARED)
 def test_a_shared_link_starts_python_at_once_and_marks_old_results(browser, base_url, site, command):
     """Opening a link with inputs: Python starts without a scroll or a focus, the calculator is brought
@@ -151,9 +147,8 @@ def test_a_shared_link_starts_python_at_once_and_marks_old_results(browser, base
     A cold context per page, with Pyodide's WebAssembly held back, so the time before the live
     results is long enough to be seen; a low window, so the calculator starts below the fold."""
     for widget in (w for w in calculators(site) if w.command == command):
-        watch, held = Watch(base_url), []
-        context = open_context(browser, base_url, watch, fault=_hold_wasm(held),
-                               viewport={"width": 1000, "height": 300})
+        watch, hold = Watch(base_url), Hold("pyodide.asm.wasm")
+        context = open_context(browser, base_url, watch, fault=hold, viewport={"width": 1000, "height": 300})
         try:
             page = context.new_page()
             page.goto(f"{widget.path}?{SHARED[command]}")
@@ -165,9 +160,7 @@ def test_a_shared_link_starts_python_at_once_and_marks_old_results(browser, base
             assert "computed when the site was built" in calc.status(), widget
             top = calc.root.bounding_box()["y"]
             assert 0 <= top < 300, (widget, top)  # scrolled into view, its top on screen
-            page.wait_for_function("n => n > 0", arg=len(held))
-            while held:
-                held.pop().continue_()
+            hold.release()
             assert calc.wait_state("ready") == "ready", (widget, calc.status())
             expected = evaluate(command, calc.inputs())
             assert calc.values() == {k: json.dumps(expected[k]) for k in calc.values()}, widget
