@@ -196,6 +196,13 @@ class Hold:
             self.held.pop().continue_()
 
 
+#: Test instrument, evaluated in the calc worker while a :class:`Hold` keeps Pyodide back: the worker
+#: reports progress every second, as one on a slow network does, so the page's watchdog (12 s
+#: without progress, calc-runtime.mjs) waits however long the test looks at "loading".
+KEEP_LOADING = "() => { self.__keepLoading = setInterval(() => self.postMessage({ type: 'progress' }), 1000); }"
+STOP_LOADING = "() => clearInterval(self.__keepLoading)"
+
+
 class Calculator:
     """One calculator on a page, through its DOM contract (hooks/widgets.py)."""
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.browser.atlas_browser import Hold, Watch, calculators, open_context, open_widget, page_paths
+from tests.browser.atlas_browser import (KEEP_LOADING, STOP_LOADING, Hold, Watch, calculators, open_context,
+                                         open_widget, page_paths)
 from tests.support import ROOT
 
 pytestmark = pytest.mark.browser
@@ -127,8 +128,10 @@ def test_calculators_in_every_state_have_no_violations(browser, base_url, site):
     """Each calculator, loading, with a result, with an input error and unavailable: axe finds nothing.
 
     Each widget page is loaded cold, with Pyodide's WebAssembly held back, because "loading" is
-    only seen before Python's first start; it is released as soon as axe has checked that state
-    (holding it longer than the runtime's watchdog would turn "loading" into "unavailable")."""
+    only seen before Python's first start; it is released once axe has checked that state. While
+    it is held the worker reports progress, as a slow download would (:data:`KEEP_LOADING`), so
+    however long axe takes on a busy machine, the runtime's watchdog does not turn "loading" into
+    "unavailable" under the check."""
     widgets = calculators(site)
     assert widgets, "no [data-calc] on any built page: the discovery is broken"
     watch = Watch(base_url)
@@ -145,10 +148,13 @@ def test_calculators_in_every_state_have_no_violations(browser, base_url, site):
         page = context.new_page()
         for widget in widgets:
             hold.arm()
-            calc = open_widget(page, widget, cold=True)
+            with page.expect_worker(lambda w: "calc-worker" in w.url) as started:
+                calc = open_widget(page, widget, cold=True)
+            started.value.evaluate(KEEP_LOADING)
             calc.wait_state("loading")
             problems += check(calc, widget, "loading")
             hold.release()
+            started.value.evaluate(STOP_LOADING)
             calc.wait_state("ready")
             problems += check(calc, widget, "ready")
             name = calc.root.evaluate("r => r.querySelector('.calc__form input[type=text][name]')?.name ?? null")

@@ -7,7 +7,7 @@ what happens before, or instead of, Python's first start.
 from __future__ import annotations
 
 import pytest
-from tests.browser.atlas_browser import SEEN, Calculator, cli_json, open_context
+from tests.browser.atlas_browser import SEEN, Calculator, Hold, cli_json, open_context
 
 from calc.api import COMMANDS
 
@@ -149,5 +149,24 @@ def test_a_start_that_hangs_is_unavailable_after_the_watchdog(browser, base_url,
         assert calc.wait_state("unavailable") == "unavailable"
         assert "Python did not start in time" in calc.status()
         assert held and calc.current()
+    finally:
+        context.close()
+
+
+def test_a_start_that_is_busy_is_waited_for(browser, base_url, watch):
+    """A worker too busy to answer (as on a loaded machine) is not hung: the watchdog counts only idle
+    time, so a start held back for longer than the watchdog's 12 s, busy throughout, still ends ready."""
+    hold = Hold("pyodide.asm.wasm")
+    context = open_context(browser, base_url, watch, fault=hold)
+    try:
+        page = context.new_page()
+        with page.expect_worker(lambda w: "calc-worker" in w.url) as started:
+            page.goto("/calculators/batch/")
+        calc = Calculator(page, "batch")
+        assert calc.wait_state("loading") == "loading"
+        # test instrument: keep the worker's thread busy for 13 s, longer than the watchdog's limit
+        started.value.evaluate("() => { const end = Date.now() + 13000; while (Date.now() < end); }")
+        hold.release()
+        assert calc.wait_state("ready", "unavailable") == "ready", calc.status()
     finally:
         context.close()

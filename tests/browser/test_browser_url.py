@@ -6,7 +6,8 @@ import json
 from urllib.parse import parse_qsl, quote, urlsplit
 
 import pytest
-from tests.browser.atlas_browser import Calculator, Hold, Watch, calculators, cli_json, open_context, visit
+from tests.browser.atlas_browser import (KEEP_LOADING, STOP_LOADING, Calculator, Hold, Watch, calculators, cli_json,
+                                         open_context, visit)
 
 from calc.api import COMMANDS, evaluate
 
@@ -151,7 +152,9 @@ def test_a_shared_link_starts_python_at_once_and_marks_old_results(browser, base
         context = open_context(browser, base_url, watch, fault=hold, viewport={"width": 1000, "height": 300})
         try:
             page = context.new_page()
-            page.goto(f"{widget.path}?{SHARED[command]}")
+            with page.expect_worker(lambda w: "calc-worker" in w.url) as started:
+                page.goto(f"{widget.path}?{SHARED[command]}")
+            started.value.evaluate(KEEP_LOADING)  # the watchdog waits while the marking is checked
             calc = Calculator(page, command, widget.id)
             assert calc.wait_state("loading") == "loading", (widget, calc.status())
             linked = dict(parse_qsl(SHARED[command]))
@@ -161,6 +164,7 @@ def test_a_shared_link_starts_python_at_once_and_marks_old_results(browser, base
             top = calc.root.bounding_box()["y"]
             assert 0 <= top < 300, (widget, top)  # scrolled into view, its top on screen
             hold.release()
+            started.value.evaluate(STOP_LOADING)
             assert calc.wait_state("ready") == "ready", (widget, calc.status())
             expected = evaluate(command, calc.inputs())
             assert calc.values() == {k: json.dumps(expected[k]) for k in calc.values()}, widget

@@ -3,16 +3,22 @@
 // Start-up: boot Pyodide while reading assets/runtime/manifest.json and fetching the wheel it
 // names; check the wheel's sha256 against the manifest; unpack it into site-packages; import
 // calc.series.
-// Then it posts {type: "ready"} or {type: "unavailable", reason}; on the way, {type: "progress"}
-// each time a response to one of its requests arrives, so the page's watchdog waits for a slow
-// start but not for a hung one. Pyodide does not reject when one of its own files fails (a blocked .wasm leaves
-// it waiting), so the worker watches its fetches and gives up at the first that fails.
+// Then it posts {type: "ready"} or {type: "unavailable", reason}.
+//
+// Health, for the page's watchdog (calc-runtime.mjs): Pyodide does not reject when one of its own
+// files fails (a blocked .wasm leaves it waiting), so every fetch of this worker, ours and
+// Pyodide's, is watched: the first that fails ends the start at once, and each piece of data that
+// arrives is posted as {type: "progress"}. The page also sends {type: "ping"}, answered with
+// {type: "pong"} whenever this thread is free: a worker that answers but receives nothing is waiting
+// on a network that has stopped; one that does not answer is busy starting Python.
 //
 // Protocol, page -> worker: {id, request} where request is what calc.series.page_request
-// takes ({op: "evaluate", command, inputs} or {op: "ring", ranks}).
+// takes ({op: "evaluate", command, inputs} or {op: "ring", ranks}), or {type: "ping"}.
 // Worker -> page: {id, answer} (the parsed JSON that page_request returns) or
 // {id, failure} when the runtime is unavailable or Python raised something unexpected.
 import { loadPyodide } from "../vendor/pyodide/pyodide.mjs";
+
+self.postMessage({ type: "progress" }); // this module and Pyodide's loader have arrived
 
 const fetchFromNetwork = self.fetch.bind(self);
 let fetchFailed;
@@ -21,7 +27,27 @@ const failure = new Promise((_, reject) => {
 });
 failure.catch(() => {}); // reported through the race below, not as an unhandled rejection
 
-// Every fetch of this worker (ours and Pyodide's): progress when it arrives, failure when it cannot.
+/** The same response, its body passed on piece by piece, each piece reported as progress. */
+function reporting(response) {
+  if (!response.body) return response;
+  const reader = response.body.getReader();
+  const body = new ReadableStream({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) {
+        controller.close();
+        return;
+      }
+      self.postMessage({ type: "progress" });
+      controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  const { status, statusText, headers } = response;
+  return new Response(body, { status, statusText, headers });
+}
+
+// Every fetch of this worker (ours and Pyodide's): failure when it cannot, progress as data arrives.
 self.fetch = async (input, init) => {
   const name = new URL(input instanceof Request ? input.url : String(input), self.location.href).pathname;
   let response;
@@ -31,9 +57,12 @@ self.fetch = async (input, init) => {
     fetchFailed(new Error(`${name} could not be fetched`));
     throw error;
   }
-  if (!response.ok) fetchFailed(new Error(`${name}: HTTP ${response.status}`));
-  else self.postMessage({ type: "progress" });
-  return response;
+  if (!response.ok) {
+    fetchFailed(new Error(`${name}: HTTP ${response.status}`));
+    return response;
+  }
+  self.postMessage({ type: "progress" });
+  return reporting(response);
 };
 
 const MANIFEST_URL = new URL("../runtime/manifest.json", import.meta.url);
@@ -94,6 +123,10 @@ function answer(pageRequest, request) {
 }
 
 self.addEventListener("message", async (event) => {
+  if (event.data.type === "ping") {
+    self.postMessage({ type: "pong" });
+    return;
+  }
   const { id, request } = event.data;
   let reply;
   try {
