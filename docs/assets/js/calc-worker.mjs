@@ -27,24 +27,17 @@ const failure = new Promise((_, reject) => {
 });
 failure.catch(() => {}); // reported through the race below, not as an unhandled rejection
 
-/** The same response, its body passed on piece by piece, each piece reported as progress. */
-function reporting(response) {
-  if (!response.body) return response;
-  const reader = response.body.getReader();
-  const body = new ReadableStream({
-    async pull(controller) {
-      const { done, value } = await reader.read();
-      if (done) {
-        controller.close();
-        return;
-      }
-      self.postMessage({ type: "progress" });
-      controller.enqueue(value);
-    },
-    cancel: (reason) => reader.cancel(reason),
+/** Report each piece of the response's body as it arrives, reading a copy: the response itself is
+ * passed on untouched, so the browser can still reuse the compiled WebAssembly it has cached for it. */
+function reportProgress(response) {
+  const reader = response.clone().body?.getReader();
+  const next = () => reader.read().then(({ done }) => {
+    if (done) return;
+    self.postMessage({ type: "progress" });
+    return next();
   });
-  const { status, statusText, headers } = response;
-  return new Response(body, { status, statusText, headers });
+  if (reader) next().catch(() => {}); // a failed body is reported by whoever reads the response
+  return response;
 }
 
 // Every fetch of this worker (ours and Pyodide's): failure when it cannot, progress as data arrives.
@@ -62,7 +55,7 @@ self.fetch = async (input, init) => {
     return response;
   }
   self.postMessage({ type: "progress" });
-  return reporting(response);
+  return reportProgress(response);
 };
 
 const MANIFEST_URL = new URL("../runtime/manifest.json", import.meta.url);
