@@ -133,7 +133,7 @@ def test_full_recompute_adds_one_layer_working_set():
         (dict(pipeline_parallel=8, interleave=2, microbatches=12),
          "microbatches must be a multiple of pipeline_parallel (8) when interleaving, got 12"),
         (dict(recompute="some"), "recompute must be one of none, selective, full, got 'some'"),
-        (dict(pipeline_parallel=97), "pipeline must be <= layers (96), got 97"),
+        (dict(pipeline_parallel=97), "pipeline_parallel must be <= layers (96), got 97"),
     ],
 )
 def test_activation_errors(kwargs, message):
