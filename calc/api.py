@@ -10,15 +10,16 @@ commands themselves, one module per concept, in :mod:`calc.commands`.
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Mapping
 
+from . import jsontext
 from .command import Command, Param, Result, format_field, format_result, is_blank, parse_param, unit_of_field
 from .commands import batch, collectives, compare, export, inference, plan, scaling, training, validate
 from .errors import CalcError
 
 __all__ = [
-    "Param", "Result", "Command", "COMMANDS", "evaluate", "evaluate_for_page",
+    "Param", "Result", "Command", "COMMANDS", "evaluate", "evaluate_for_page", "error_json",
     "parse_param", "format_result", "format_field", "unit_of_field",
 ]
 
@@ -46,8 +47,27 @@ def evaluate(command: str, raw: Mapping[str, object]) -> dict:
     cmd = COMMANDS.get(command)
     if cmd is None:
         raise CalcError("command", "one of " + ", ".join(COMMANDS), command)
-    values = cmd.parse(raw)
-    return cmd.compute(values)
+    result = cmd.compute(cmd.parse(raw))
+    _check_finite(result)
+    return result
+
+
+def _check_finite(result: dict) -> None:
+    """The last guard: a result holding NaN or an infinity is refused, so none is ever printed.
+
+    The parameters' limits keep every result finite (:mod:`calc.check`); this catches what they
+    miss, such as an efficiency so small that dividing by it overflows.
+    """
+    stack: list[tuple[str, object]] = list(result.items())
+    while stack:
+        key, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise CalcError("inputs", "values that give finite results (is a rate, a bandwidth or an efficiency "
+                            "nearly 0?)", f"{key} = {value!r}")
+        if isinstance(value, dict):
+            stack.extend((f"{key}.{k}", v) for k, v in value.items())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((key, v) for v in value)
 
 
 def evaluate_for_page(command: str, raw_json: str) -> str:
@@ -55,23 +75,27 @@ def evaluate_for_page(command: str, raw_json: str) -> str:
 
     Success: ``{"ok": true, "values": {key: <json text of the value>}, "text": {key: formatted}}``;
     the JSON text is exactly what the CLI prints for that key. Failure:
-    ``{"ok": false, "param": name, "message": text}``.
+    ``{"ok": false, "param": name, "message": text}``. Always strict JSON (no NaN, no Infinity).
     """
     try:
-        raw = json.loads(raw_json)
+        raw = jsontext.loads(raw_json, "inputs")
         if not isinstance(raw, dict):
             raise CalcError("inputs", "a JSON object", raw_json)
         result = evaluate(command, raw)
+        cmd = COMMANDS[command]
+        return jsontext.dumps(
+            {
+                "ok": True,
+                "values": {r.key: jsontext.dumps(result[r.key]) for r in cmd.results},
+                # nested results are drawn by the page's views, not shown as text: no second copy of them
+                "text": {r.key: "" if r.unit == "json" else format_result(r.unit, result[r.key])
+                         for r in cmd.results},
+            }
+        )
     except CalcError as e:
-        return json.dumps({"ok": False, "param": e.param, "message": str(e)})
-    except ValueError as e:  # malformed JSON from the page
-        return json.dumps({"ok": False, "param": "inputs", "message": f"inputs must be JSON: {e}"})
-    cmd = COMMANDS[command]
-    return json.dumps(
-        {
-            "ok": True,
-            "values": {r.key: json.dumps(result[r.key]) for r in cmd.results},
-            # nested results are drawn by the page's views, not shown as text: no second copy of them
-            "text": {r.key: "" if r.unit == "json" else format_result(r.unit, result[r.key]) for r in cmd.results},
-        }
-    )
+        return error_json(e)
+
+
+def error_json(e: CalcError) -> str:
+    """The page's failure answer: ``{"ok": false, "param": name, "message": one line}``."""
+    return jsontext.dumps({"ok": False, "param": e.param, "message": str(e)})

@@ -2,8 +2,8 @@
 
 Each check returns the cleaned value or raises :class:`~calc.errors.CalcError`
 naming the parameter, the rule and the value. Rejected everywhere: ``bool``
-(a flag is not a count), NaN, infinities, strings, values outside the
-documented limits.
+(a flag is not a count), NaN, infinities, integers too large for a float,
+strings, values outside the documented limits. ``-0`` is read as ``0``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,10 @@ __all__ = [
     "MAX_BYTES",
     "MAX_RATE",
     "MAX_SECONDS",
+    "MIN_BYTES",
+    "MIN_SECONDS",
+    "MIN_BANDWIDTH",
+    "MIN_FLOP_RATE",
     "count",
     "real",
     "fraction",
@@ -31,15 +35,30 @@ MAX_BYTES = 1e18
 MAX_RATE = 1e21
 #: Largest duration accepted: 10^9 s (about 31.7 years).
 MAX_SECONDS = 1e9
+#: Smallest nonzero size accepted where a size divides (a device's memory): 1 byte.
+MIN_BYTES = 1.0
+#: Smallest nonzero duration accepted where a duration divides (scaling's compute time): 1 ps.
+MIN_SECONDS = 1e-12
+#: Smallest bandwidth accepted: 1 bit/s = 0.125 bytes/s.
+MIN_BANDWIDTH = 0.125
+#: Smallest FLOP rate accepted: 1 FLOP/s.
+MIN_FLOP_RATE = 1.0
+# The smallest values keep every result finite: a value such as 1e-300 GB/s is a typo, and dividing
+# by it overflows to infinity (a duration of 5e-324 s divided by a GPU count underflows to 0, and a
+# ratio with it as denominator is then a division by zero).
 
 
 def _number(name: str, value: object, rule: str) -> float:
+    """A finite float; ``-0`` is read as ``0`` (so no result prints ``-0.0``)."""
     if isinstance(value, bool) or not isinstance(value, Real):
         raise CalcError(name, rule, value)
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # an integer beyond the largest float (about 1.8e308)
+        raise CalcError(name, rule, value) from None
     if math.isnan(x) or math.isinf(x):
         raise CalcError(name, rule, value)
-    return x
+    return x + 0.0
 
 
 def count(name: str, value: object, minimum: int = 1, maximum: int = MAX_COUNT) -> int:
@@ -69,8 +88,12 @@ def real(
     maximum: float,
     allow_minimum: bool = False,
     unit: str = "",
+    smallest: float = 0.0,
 ) -> float:
     """A finite real number ``> minimum`` (or ``>= minimum``) and ``<= maximum``.
+
+    ``smallest`` is the smallest nonzero magnitude accepted: a value between 0 and it is refused
+    (such values are typos, and dividing by them overflows to infinity).
 
     >>> real("startup", 0, maximum=1.0, allow_minimum=True, unit="s")
     0.0
@@ -87,6 +110,9 @@ def real(
         raise CalcError(name, rule, value)
     if x > maximum:
         raise CalcError(name, f"a number <= {maximum:g}{suffix}", value)
+    if 0 < abs(x) < smallest:
+        zero = "0 or " if minimum == 0 and allow_minimum else ""
+        raise CalcError(name, f"{zero}a number >= {smallest:g}{suffix}", value)
     return x
 
 

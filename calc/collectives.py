@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .check import MAX_BYTES, MAX_RATE, MAX_SECONDS, count, real
+from .check import MAX_BYTES, MAX_RATE, MAX_SECONDS, MIN_BANDWIDTH, count, real
 from .errors import CalcError
 
 __all__ = [
@@ -44,7 +44,7 @@ MAX_SCHEDULE_RANKS = 64
 
 def _link(payload: object, bandwidth: object, startup: object) -> tuple[float, float, float]:
     n = real("payload", payload, maximum=MAX_BYTES, allow_minimum=True, unit="bytes")
-    beta = real("bandwidth", bandwidth, maximum=MAX_RATE, unit="bytes/s")
+    beta = real("bandwidth", bandwidth, maximum=MAX_RATE, unit="bytes/s", smallest=MIN_BANDWIDTH)
     alpha = real("startup", startup, maximum=MAX_SECONDS, allow_minimum=True, unit="s")
     return n, beta, alpha
 
@@ -308,7 +308,7 @@ def two_level_allreduce(ranks: int, gpus_per_node: int, payload: float, intra_ba
     if p % g:
         raise CalcError("gpus_per_node", f"a divisor of ranks ({p})", g)
     n, beta_i, alpha_i = _link(payload, intra_bandwidth, intra_startup)
-    beta_e = real("inter_bandwidth", inter_bandwidth, maximum=MAX_RATE, unit="bytes/s")
+    beta_e = real("inter_bandwidth", inter_bandwidth, maximum=MAX_RATE, unit="bytes/s", smallest=MIN_BANDWIDTH)
     alpha_e = real("inter_startup", inter_startup, maximum=MAX_SECONDS, allow_minimum=True, unit="s")
     nodes = p // g
     sent_i = 2 * (g - 1) / g * n

@@ -22,7 +22,12 @@ from .spec import parse_text
 
 __all__ = ["Param", "Result", "Command", "parse_param", "is_blank", "format_result", "unit_of_field", "format_field"]
 
-_NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+#: A decimal number as typed (ASCII digits only; the grammar of :mod:`calc.units`, matched in linear time).
+_NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: The texts a flag takes (a JSON boolean is taken as itself; a number is not a flag).
+_TRUE, _FALSE = ("true", "1", "on", "yes"), ("false", "0", "off", "no")
+#: Longest text of a microbatch-sizes list (characters), and of one size in it (digits: sizes are counts).
+MAX_SIZES_TEXT, _MAX_SIZE_DIGITS = 100_000, len(str(MAX_COUNT))
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +106,9 @@ class Command:
 
 
 def _parse_number_text(p: Param, raw: object, rule: str) -> object:
+    """A number typed as text (at most :data:`calc.units.MAX_TEXT` characters); other values pass through."""
     if isinstance(raw, str):
-        text = raw.strip()
-        if len(text) > 64 or not _NUMBER_RE.fullmatch(text):
+        if len(raw) > units.MAX_TEXT or not _NUMBER_RE.fullmatch(text := raw.strip()):
             raise CalcError(p.name, rule, raw)
         return int(text) if text.lstrip("+-").isdigit() else float(text)
     return raw
@@ -134,9 +139,9 @@ def parse_param(p: Param, raw: object) -> object:
             raise CalcError(p.name, "one of " + ", ".join(p.choices), raw)
         return raw
     if p.kind == "flag":
-        if raw in (True, "true", "1", "on", "yes"):
+        if raw is True or (isinstance(raw, str) and raw in _TRUE):
             return True
-        if raw in (False, "false", "0", "off", "no"):
+        if raw is False or (isinstance(raw, str) and raw in _FALSE):
             return False
         raise CalcError(p.name, "true or false", raw)
     if p.kind == "sizes":
@@ -152,14 +157,14 @@ def parse_param(p: Param, raw: object) -> object:
 
 
 def _parse_sizes(name: str, raw: object) -> list[list[int]]:
-    """``"8,8,5; 8,8,8"``: replicas separated by ``;``, microbatch sizes by ``,``."""
+    """``"8,8,5; 8,8,8"``: replicas separated by ``;``, microbatch sizes by ``,`` (ASCII digits)."""
     rule = "microbatch sizes per replica such as 8,8,5;8,8,8"
-    if not isinstance(raw, str) or len(raw) > 100_000:
+    if not isinstance(raw, str) or len(raw) > MAX_SIZES_TEXT:
         raise CalcError(name, rule, raw)
     rows = []
     for part in raw.split(";"):
         cells = [c.strip() for c in part.split(",")]
-        if not all(re.fullmatch(r"\d+", c) for c in cells):
+        if not all(_SIZE_RE.fullmatch(c) for c in cells):
             raise CalcError(name, rule, raw)
         rows.append([int(c) for c in cells])
     return rows
@@ -183,6 +188,9 @@ def _parse_counts(p: Param, raw: object) -> tuple[int, ...]:
         raise CalcError(p.name, rule, raw)
     top = MAX_COUNT if p.maximum is None else int(p.maximum)
     return tuple(count(p.name, x, minimum=int(p.minimum), maximum=top) for x in raw)
+
+
+_SIZE_RE = re.compile(f"[0-9]{{1,{_MAX_SIZE_DIGITS}}}")
 
 
 def is_blank(raw: object) -> bool:

@@ -71,7 +71,7 @@ from .network import collective_time, group_link
 from .plan import RANK_ORDER, Communication, StagePlacement, check_degrees, chunk_ranges, layout, parallel
 
 __all__ = ["ServingPrecision", "SERVING_PRECISIONS", "serving_precision", "Serving", "serving", "Split", "split",
-           "check_split", "gemm_hardware", "ServingMemory", "Inference", "infer", "decode_roofline",
+           "check_serving_split", "gemm_hardware", "ServingMemory", "Inference", "infer", "decode_roofline",
            "DecodeRoofline", "ACTIVATION_BYTES", "model_weights"]
 
 #: Bytes of one activation element while serving (bf16).
@@ -198,23 +198,24 @@ class Split:
 
 
 def split(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1, expert: int = 1) -> Split:
-    """Check each degree on its own (:func:`check_split` checks them against the model).
+    """Check each degree on its own (:func:`check_serving_split` checks them against the model, with
+    :func:`calc.split.check_split`, the rule training uses).
 
     >>> split(data=2, tensor=4).per_replica
     4
     """
     return Split(*(count(n, x, maximum=MAX_DEGREE) for n, x in
-                   (("data", data), ("tensor", tensor), ("pipeline", pipeline), ("context", context),
-                    ("expert", expert))))
+                   (("data_parallel", data), ("tensor_parallel", tensor), ("pipeline_parallel", pipeline),
+                    ("context_parallel", context), ("expert_parallel", expert))))
 
 
-def check_split(m: Model, sv: Serving, hw: Hardware, sp: Split) -> None:
+def check_serving_split(m: Model, sv: Serving, hw: Hardware, sp: Split) -> None:
     """Reject a split the model or the cluster cannot run, with the rule it breaks.
 
     >>> from calc.hardware import hardware
     >>> from calc.model import model
     >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8)
-    >>> check_split(llama, serving(8, 512, 128), hardware(8, profile_name="h100-sxm5-80gb"), split(tensor=3))
+    >>> check_serving_split(llama, serving(8, 512, 128), hardware(8, profile_name="h100-sxm5-80gb"), split(tensor=3))
     Traceback (most recent call last):
     ...
     calc.errors.CalcError: gpus must be a multiple of tensor_parallel × pipeline_parallel × context_parallel × expert_parallel = 3, got 8
@@ -744,7 +745,7 @@ def _setup(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | N
     if m.attention == "flash3" and hw.gpu.flash3_efficiency is None:
         raise CalcError("attention", f"flash or standard on {hw.gpu.name} (FlashAttention-3 needs a Hopper or "
                         "Blackwell GPU)", m.attention)
-    check_split(m, sv, hw, sp)
+    check_serving_split(m, sv, hw, sp)
     gemm_hw = gemm_hardware(hw, sv.weight_precision, gemm_flops)
     lay = layout(m, parallel(sp.data, sp.tensor, sp.pipeline, sp.context, sp.expert))
     return _Setup(m, sv, sp, hw, gemm_hw, _shapes(m, sv, sp, lay.stage_layers), dict(lay.strides),

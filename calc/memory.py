@@ -23,7 +23,8 @@ in 16-bit elements of ``s·b·h`` (``s`` tokens per sequence on this device,
 
 The general form used here keeps the paper's accounting (each operator keeps
 its input; dropout masks take one byte) for any MLP width ``f``, a gated MLP
-and grouped-query attention (``r = h_kv/h``)::
+and grouped-query attention (``r = h_kv/h``; when ``t`` exceeds the KV heads each rank holds
+one replicated KV head, so ``r = t/a``)::
 
     replicated (÷t only with SP)   10    two norm inputs 4, QKV input 2, MLP input 2, two dropout masks 2
     split by TP                    4 + 4r  Q 2, K 2r, V 2r, output projection input 2
@@ -47,6 +48,7 @@ from .check import count
 from .errors import CalcError
 from .model import ATTENTION, FLASH, MAX_HIDDEN, MAX_LAYERS, MAX_SEQ_LEN, precision as _precision
 from .pipeline import check_interleave, in_flight_chunks, stage_layers
+from .split import check_split
 
 __all__ = [
     "ModelStates",
@@ -112,8 +114,9 @@ def model_states(
 ) -> ModelStates:
     """Per-device model states of ``Ψ/(t·p)`` parameters sharded by ZeRO over ``N_d``.
 
-    Assumes the parameters split evenly over TP × PP (``calc.plan`` places the
-    embeddings and the replicated norms exactly). The ZeRO paper's Table 1
+    Assumes the parameters split evenly over TP × PP, so ``t·p`` must divide ``Ψ``
+    (:func:`calc.split.check_split`; ``calc.plan`` places the embeddings and the
+    replicated norms exactly). The ZeRO paper's Table 1
     (7.5B, N_d = 64, in GB = 1e9 B):
 
     >>> [round(model_states(7.5e9, 64, z).model_states_bytes / 1e9, 2) for z in (1, 2, 3)]
@@ -123,7 +126,8 @@ def model_states(
     d = count("data_parallel", data_parallel, maximum=MAX_DEGREE)
     t = count("tensor_parallel", tensor_parallel, maximum=MAX_DEGREE)
     pp = count("pipeline_parallel", pipeline_parallel, maximum=MAX_DEGREE)
-    return shard_states(psi / (t * pp), precision, _zero_stage(zero), d)
+    check_split(tensor=t, pipeline=pp, params=psi)
+    return shard_states(psi // (t * pp), precision, _zero_stage(zero), d)
 
 
 def _recompute(recompute: object) -> str:
@@ -181,7 +185,7 @@ def layer_activation_bytes(
     scale = activation_bytes / 2
     if mode == "full":
         return scale * 2 * sbh / sp
-    r = kv / a
+    r = max(kv / a, t / a)  # K and V width per rank is max(h_kv/t, d): replicated when t > kv_heads
     mlp = (6 if gated_mlp else 4) * f / h * (moe_top_k or 1)
     sharded = 4 + 4 * r + mlp
     if attention in FLASH:
@@ -222,7 +226,8 @@ def activations(
 ) -> Activations:
     """First stage under 1F1B: ``per_layer × (l/p) × min(p, m)`` = ``l`` layers' worth when ``m >= p``.
 
-    Interleaved: ``× (1 + (p−1)/(p·v))`` (``l`` must split into ``p·v`` chunks).
+    Interleaved: ``× (1 + (p−1)/(p·v))`` (``l`` must split into ``p·v`` chunks). The split must
+    divide the model as :func:`calc.split.check_split` says (as ``plan`` requires).
     ``microbatches`` blank means enough to fill the warm-up (``m >= 2p``). With full recomputation one layer's
     full activations also live during its recomputation (counted once).
     Source: Korthikanti et al. 2022, §4.2.2 (pipeline parallelism) and §5.
@@ -238,6 +243,14 @@ def activations(
                                        recompute=recompute, **common)
     l = count("layers", layers, maximum=MAX_LAYERS)
     p = count("pipeline_parallel", pipeline_parallel, maximum=MAX_DEGREE)
+    a = count("heads", heads, maximum=MAX_HIDDEN)  # checked by layer_activation_bytes; whole numbers here
+    check_split(tensor=count("tensor_parallel", tensor_parallel, maximum=MAX_DEGREE), pipeline=p,
+                context=count("context_parallel", context_parallel, maximum=MAX_DEGREE),
+                sequence_parallel=bool(sequence_parallel), heads=a,
+                kv_heads=None if kv_heads is None else count("kv_heads", kv_heads, maximum=MAX_HIDDEN),
+                ffn_hidden=None if ffn_hidden is None else count("ffn_hidden", ffn_hidden, maximum=16 * MAX_HIDDEN),
+                hidden=count("hidden", hidden, maximum=MAX_HIDDEN), seq_len=count("seq_len", seq_len, maximum=MAX_SEQ_LEN),
+                layers=l)
     v = count("interleave", interleave, maximum=1024)
     m = 2 * p * v if microbatches is None else count("microbatches", microbatches)
     check_interleave(p, m, v)

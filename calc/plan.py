@@ -73,6 +73,7 @@ from .model import FLASH, Model, Precision, layer_params, precision as _precisio
 from .network import Link, collective_time, group_link
 from .pipeline import check_interleave, in_flight_chunks, stage_layers as _even_stage_layers
 from .spec import AXES
+from .split import check_split
 from .work import LayerWork, head_work, kv_hidden_per_rank, layer_work, optimizer_time
 
 __all__ = [
@@ -225,13 +226,8 @@ def check_degrees(m: Model, gpus: int, par: Parallel) -> None:
         raise CalcError("gpus", f"a multiple of {_MODEL_RANKS} = {model_ranks}", gpus)
     if d * model_ranks != gpus:
         raise CalcError("data_parallel", f"gpus / ({_MODEL_RANKS}) = {gpus // model_ranks}", d)
-    if m.heads % t or (m.kv_heads % t and t % m.kv_heads):
-        raise CalcError("tensor_parallel", f"a divisor of heads ({m.heads}) that kv_heads ({m.kv_heads}) divides or "
-                        "that divides kv_heads", t)
-    if m.ffn_hidden % t:
-        raise CalcError("tensor_parallel", f"a divisor of ffn_hidden ({m.ffn_hidden})", t)
-    if p > m.layers:
-        raise CalcError("pipeline_parallel", f"<= layers ({m.layers})", p)
+    check_split(tensor=t, pipeline=p, heads=m.heads, kv_heads=m.kv_heads, ffn_hidden=m.ffn_hidden,
+                hidden=m.hidden, layers=m.layers)
     if m.experts % e:
         raise CalcError("expert_parallel", f"a divisor of experts ({m.experts})", e)
 
@@ -280,14 +276,7 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
     if c > 1 and m.attention not in FLASH:
         raise CalcError("context_parallel", "1 with standard attention (ring attention needs a fused, flash kernel)",
                         c)
-    if c > 1 and m.seq_len % (2 * c):
-        raise CalcError("context_parallel",
-                        f"such that 2 × context_parallel divides seq_len ({m.seq_len}) (load-balanced causal split)",
-                        c)
-    if par.sequence_parallel and t > 1 and (m.seq_len // c) % t:
-        raise CalcError("sequence_parallel",
-                        f"false, or seq_len / context_parallel ({m.seq_len // c}) must be a multiple of "
-                        f"tensor_parallel ({t})", True)
+    check_split(tensor=t, context=c, sequence_parallel=par.sequence_parallel, seq_len=m.seq_len)
     return mbs
 
 

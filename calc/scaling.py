@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .check import MAX_BYTES, MAX_COUNT, MAX_SECONDS, count, real
+from .check import MAX_BYTES, MAX_COUNT, MAX_SECONDS, MIN_BYTES, MIN_SECONDS, count, real
 from .collectives import ring_allreduce
 
 __all__ = [
@@ -103,7 +103,7 @@ def data_parallel_scaling(
     1.0
     """
     n = count("data_parallel", data_parallel, maximum=MAX_COUNT // 2)  # the doubled ring must stay within limits
-    c = real("compute", compute, maximum=MAX_SECONDS, unit="s")
+    c = real("compute", compute, maximum=MAX_SECONDS, unit="s", smallest=MIN_SECONDS)
     s = real("serial", serial, maximum=MAX_SECONDS, allow_minimum=True, unit="s")
     # At most 1e15 parameters × 64 bytes = 6.4e16 bytes, inside the ring's payload limit.
     grad = _params(params) * _bytes_per("bytes_per_gradient", bytes_per_gradient)
@@ -158,7 +158,7 @@ def model_state_capacity(
     """
     psi = _params(params)
     k = _bytes_per("bytes_per_param", bytes_per_param)
-    m = real("device_memory", device_memory, maximum=MAX_BYTES, unit="bytes")
+    m = real("device_memory", device_memory, maximum=MAX_BYTES, unit="bytes", smallest=MIN_BYTES)
     n = count("data_parallel", data_parallel)
     state = psi * k  # at most 6.4e16 bytes: the limits on Ψ and k keep it finite and in range
     per_device = state / n

@@ -6,9 +6,9 @@ against the number of ranks and against the payload; the ring view replays
 how many ranks' contributions every rank holds of every chunk.
 
 :func:`page_request` is the one function the page's worker calls: JSON text in,
-JSON text out, never an exception (a :class:`~calc.errors.CalcError` becomes
-``{"ok": false, "param": ..., "message": ...}``, as in
-:func:`calc.api.evaluate_for_page`).
+JSON text out (strict: no NaN, no Infinity), never an exception (a
+:class:`~calc.errors.CalcError` becomes ``{"ok": false, "param": ..., "message": ...}``,
+as in :func:`calc.api.evaluate_for_page`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import math
 from dataclasses import dataclass
 
 from . import collectives as _coll
-from . import units
+from . import jsontext, units
 from . import views as _views
-from .api import COMMANDS, evaluate_for_page, parse_param
+from .api import COMMANDS, error_json, evaluate_for_page, parse_param
 from .check import MAX_COUNT, count
 from .errors import CalcError
 
@@ -199,7 +199,7 @@ def page_request(request_json: str) -> str:
     'micro_batch must be a whole number >= 1, got 0'
     """
     try:
-        request = json.loads(request_json)
+        request = jsontext.loads(request_json, "request")
         if not isinstance(request, dict):
             raise CalcError("request", "a JSON object", request_json)
         op = request.get("op")
@@ -207,18 +207,17 @@ def page_request(request_json: str) -> str:
             command, inputs = request.get("command"), request.get("inputs")
             if not isinstance(command, str) or command not in COMMANDS:
                 raise CalcError("command", "one of " + ", ".join(COMMANDS), command)
+            # inputs go back to text as read (NaN included), for evaluate_for_page to refuse by name
             answer = json.loads(evaluate_for_page(command, json.dumps(inputs)))
             if answer["ok"] and command == "allreduce":
                 answer["chart"] = _chart_json(_allreduce_chart_for(inputs))
             if answer["ok"] and command in _views.PAGE_VIEWS:  # the tool pages' drawings and tables
                 result = {key: json.loads(text) for key, text in answer["values"].items()}
                 answer["view"] = _views.page_view(command, inputs, result)
-            return json.dumps(answer)
+            return jsontext.dumps(answer)
         if op == "ring":
             ranks = parse_param(COMMANDS["allreduce"].param("ranks"), request.get("ranks"))
-            return json.dumps({"ok": True, "ring": _ring_json(ring_view(ranks))})
+            return jsontext.dumps({"ok": True, "ring": _ring_json(ring_view(ranks))})
         raise CalcError("op", "evaluate or ring", op)
     except CalcError as e:
-        return json.dumps({"ok": False, "param": e.param, "message": str(e)})
-    except ValueError as e:  # malformed JSON from the page
-        return json.dumps({"ok": False, "param": "request", "message": f"request must be JSON: {e}"})
+        return error_json(e)

@@ -20,10 +20,10 @@ An unknown section or field is a :class:`CalcError` naming it (``model.foo``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from . import jsontext
 from .errors import CalcError
 
 __all__ = ["parse_text", "flatten", "qualified", "spec_key", "AXES", "Name", "NAMES"]
@@ -67,7 +67,7 @@ MAX_SPEC_CHARS = 1_000_000
 
 
 def parse_text(text: str, name: str = "SPEC.json") -> dict:
-    """The JSON object in ``text``.
+    """The JSON object in ``text``, read by :func:`calc.jsontext.loads` (bounded; a key given twice is an error).
 
     >>> parse_text('{"model": {"layers": 2}}')
     {'model': {'layers': 2}}
@@ -76,12 +76,7 @@ def parse_text(text: str, name: str = "SPEC.json") -> dict:
     ...
     calc.errors.CalcError: SPEC.json must be a JSON object of sections, got '[1]'
     """
-    if not isinstance(text, str) or len(text) > MAX_SPEC_CHARS:
-        raise CalcError(name, f"JSON text of at most {MAX_SPEC_CHARS} characters", text)
-    try:
-        data = json.loads(text)
-    except ValueError as e:
-        raise CalcError(name, f"valid JSON ({e})", text) from None
+    data = jsontext.loads(text, name, MAX_SPEC_CHARS)
     if not isinstance(data, dict):
         raise CalcError(name, "a JSON object of sections", text)
     return data

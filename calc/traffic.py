@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .check import count
+from .split import check_split
 
 __all__ = ["LayerTraffic", "layer_traffic"]
 
@@ -39,7 +40,8 @@ def layer_traffic(
 ) -> LayerTraffic:
     """``8·b·s·h·(t−1)/t`` TP elements per layer per microbatch; ``b·s·h`` PP elements per boundary.
 
-    Units: elements; bytes = elements × ``bytes_per_element`` (2 for bf16/fp16).
+    Units: elements; bytes = elements × ``bytes_per_element`` (2 for bf16/fp16). ``t`` must divide
+    ``h`` (:func:`calc.split.check_split`), so every count is whole.
     Source: Narayanan et al. 2021 §3.2.
 
     >>> t = layer_traffic(1, 2048, 12288, 8)
@@ -51,6 +53,7 @@ def layer_traffic(
     h = count("hidden", hidden)
     t = count("tensor_parallel", tensor_parallel)
     e = count("bytes_per_element", bytes_per_element, maximum=8)
+    check_split(tensor=t, hidden=h)  # each of the t ranks holds whole columns
     bsh = b * s * h
     tp = 8 * bsh * (t - 1) / t
     return LayerTraffic(bsh, tp, tp * e, bsh, float(bsh * e))

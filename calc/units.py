@@ -10,13 +10,21 @@ Grammar of the strings accepted (white space between number and unit allowed)::
     bandwidth  ::= number [byte_rate | bit_rate]
     time       ::= number [time_unit]
     flop_rate  ::= number [si_prefix] ("FLOP/s" | "FLOPS" | "flop/s")
-    number     ::= a decimal literal as Python's float() reads it, e.g. 1, 1.5, 2e9
+    number     ::= [sign] (digits ["." [digits]] | "." digits) [("e" | "E") [sign] digits]
+    digits     ::= ("0" | ... | "9")+    (ASCII digits only: no full-width or other scripts' digits)
+    sign       ::= "+" | "-"
     size_unit  ::= "B" | si_prefix "B" | iec_prefix "B"
     byte_rate  ::= size_unit "/s" | size_unit "ps"
     bit_rate   ::= [si_prefix] ("bit/s" | "b/s" | "bps")
     time_unit  ::= "s" | "ms" | "us" | "µs" | "ns"
     si_prefix  ::= "k" | "K" | "M" | "G" | "T" | "P" | "E"
     iec_prefix ::= "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei"
+
+Every alternative consumes a digit in exactly one way, so matching takes time
+linear in the length of the text; a text longer than :data:`MAX_TEXT` characters is
+refused before it is matched. Bandwidths are at least 1 bit/s and FLOP rates at
+least 1 FLOP/s (:mod:`calc.check`), so that no result that divides by one
+overflows to infinity.
 
 Source: SI prefixes (BIPM SI Brochure, 9th ed., 2019) and binary prefixes
 (IEC 80000-13:2008).
@@ -27,7 +35,7 @@ from __future__ import annotations
 import math
 import re
 
-from .check import MAX_BYTES, MAX_RATE, MAX_SECONDS, real
+from .check import MAX_BYTES, MAX_RATE, MAX_SECONDS, MIN_BANDWIDTH, MIN_FLOP_RATE, real
 from .errors import CalcError
 
 __all__ = [
@@ -40,14 +48,18 @@ __all__ = [
     "format_time",
     "format_count",
     "format_flops",
+    "MAX_TEXT",
 ]
+
+#: Longest text a size, bandwidth, time or FLOP rate may be (characters, surrounding blanks included).
+MAX_TEXT = 64
 
 SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 IEC = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60}
 #: Divisors to seconds (dividing by 1e6 is exact where multiplying by 1e-6 is not).
 TIME = {"s": 1.0, "ms": 1e3, "us": 1e6, "\u00b5s": 1e6, "\u03bcs": 1e6, "ns": 1e9}
 
-_NUMBER = r"(?P<num>[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
+_NUMBER = r"(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
 _SIZE_RE = re.compile(_NUMBER + r"\s*(?:(?P<pre>Ki|Mi|Gi|Ti|Pi|Ei|[kKMGTPE])?(?P<unit>B))?")
 _RATE_RE = re.compile(
     _NUMBER
@@ -58,7 +70,7 @@ _FLOP_RE = re.compile(_NUMBER + r"\s*(?:(?P<pre>[kKMGTPE])?(?P<unit>FLOP/s|FLOPS
 
 
 def _match(pattern: re.Pattern[str], name: str, text: object, rule: str) -> re.Match[str]:
-    if not isinstance(text, str):
+    if not isinstance(text, str) or len(text) > MAX_TEXT:
         raise CalcError(name, rule, text)
     m = pattern.fullmatch(text.strip())
     if m is None:
@@ -66,13 +78,13 @@ def _match(pattern: re.Pattern[str], name: str, text: object, rule: str) -> re.M
     return m
 
 
-def _as_number(name: str, value: object, rule: str) -> float | None:
-    """Numbers pass straight through (to be range-checked by the caller)."""
+def _as_number(name: str, value: object, rule: str) -> object | None:
+    """Numbers pass straight through (to be range-checked by :func:`calc.check.real`); text gives None."""
     if isinstance(value, str):
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise CalcError(name, rule, value)
-    return float(value)
+    return value
 
 
 def _finite(name: str, value: float, rule: str, text: object) -> float:
@@ -114,7 +126,7 @@ def parse_bandwidth(text: str | float, name: str = "bandwidth") -> float:
         else:
             scale = IEC.get(pre, SI.get(pre, 1.0))
         x = _finite(name, float(m["num"]) * scale, rule, text)
-    return real(name, x, maximum=MAX_RATE, unit="bytes/s")
+    return real(name, x, maximum=MAX_RATE, unit="bytes/s", smallest=MIN_BANDWIDTH)
 
 
 def parse_time(text: str | float, name: str = "time") -> float:
@@ -142,7 +154,7 @@ def parse_flop_rate(text: str | float, name: str = "flops_per_gpu") -> float:
     if x is None:
         m = _match(_FLOP_RE, name, text, rule)
         x = _finite(name, float(m["num"]) * SI[m["pre"] or ""], rule, text)
-    return real(name, x, maximum=MAX_RATE, unit="FLOP/s")
+    return real(name, x, maximum=MAX_RATE, unit="FLOP/s", smallest=MIN_FLOP_RATE)
 
 
 def _scaled(value: float, base: float, prefixes: tuple[str, ...]) -> tuple[float, str]:

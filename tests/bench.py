@@ -13,7 +13,10 @@ the HTTP cache off), so the warm figures are real.
 The tool pages add: atlas input -> redrawn diagram (p50, p95; target p95 <= 50 ms) and the
 planner's search for 1024 GPUs in the page (:func:`bench_tools`).
 
-Run: ``python -m tests.bench [--runs N] [--only latency|budgets|search]``.
+Bad input (:mod:`tests.bench_input`): the slowest refusal of a value far past every limit, per
+entry point (target: under a second).
+
+Run: ``python -m tests.bench [--runs N] [--only latency|budgets|search|input]``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from tests.bench_engine import TARGETS_S, bench_search
+from tests.bench_input import bench_bad_input
 from tests.browser.atlas_browser import CHROMIUM_ARGS, build_site, calculators, serve
 from tests.support import ROOT
 
@@ -136,9 +140,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--inputs", type=int, default=200)
     parser.add_argument("--lighthouse-runs", type=int, default=3, help="Lighthouse runs per page (median kept)")
-    parser.add_argument("--only", choices=("latency", "budgets", "search"), help="run one part only")
+    parser.add_argument("--only", choices=("latency", "budgets", "search", "input"), help="run one part only")
     args = parser.parse_args(argv)
 
+    if args.only in (None, "input"):
+        print("Bad input (tests/bench_input.py: a value far past every limit; target < 1 s each)")
+        for key, value in bench_bad_input().items():
+            print(f"  {key:40} {value if isinstance(value, str) else f'{value:.4f}'}")
+        if args.only == "input":
+            return 0
     executable = shutil.which("chromium")
     if executable is None:
         print("chromium is not on PATH (make setup-test installs it)", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""Helpers shared by the tests and the benchmark: where the project is and how the site is built."""
+"""Helpers shared by the tests and the benchmark: where the project is, how the site is built, time limits."""
 
 from __future__ import annotations
 
@@ -10,10 +10,31 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _timeout_scale() -> float:
+    text = os.environ.get("ATLAS_TEST_TIMEOUT_SCALE", "").strip() or "1"
+    try:
+        scale = float(text)
+    except ValueError:
+        scale = 0.0
+    if not scale > 0:
+        raise SystemExit(f"ATLAS_TEST_TIMEOUT_SCALE must be a number > 0, got {text!r}")
+    return scale
+
+
+#: Every time limit in the tests is multiplied by this (environment ATLAS_TEST_TIMEOUT_SCALE, default 1).
+#: A limit only stops a run that has hung; no result is decided by one where a state can be waited on.
+TIMEOUT_SCALE = _timeout_scale()
+
+
+def time_limit(seconds: float) -> float:
+    """``seconds`` scaled by :data:`TIMEOUT_SCALE`: the most a step may take before the run counts as hung."""
+    return seconds * TIMEOUT_SCALE
+
+
 def mkdocs_build(site_dir: Path, *extra: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run `mkdocs build --strict` as a reader would, into ``site_dir``."""
     full_env = {**os.environ, "NO_MKDOCS_2_WARNING": "true", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir), *extra],
-        cwd=ROOT, capture_output=True, text=True, env=full_env, timeout=600,
+        cwd=ROOT, capture_output=True, text=True, env=full_env, timeout=time_limit(900),
     )

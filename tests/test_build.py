@@ -12,18 +12,33 @@ from mkdocs.commands.build import build
 from mkdocs.config import load_config
 from mkdocs.exceptions import Abort, PluginError
 
-from tests.support import ROOT, mkdocs_build
+from tests.conftest import tree_digest
+from tests.support import ROOT
 
 pytestmark = pytest.mark.build
 
 SITE_HOST = urlparse(load_config(str(ROOT / "mkdocs.yml")).site_url or "").netloc
 
 
-def test_strict_build_has_no_warnings(tmp_path):
-    """mkdocs build --strict succeeds and logs no warning."""
-    proc = mkdocs_build(tmp_path / "site")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "WARNING" not in proc.stderr
+def test_strict_build_has_no_warnings(session_build):
+    """The session's mkdocs build --strict succeeded and logged no warning."""
+    assert session_build.proc.returncode == 0, session_build.proc.stderr[-3000:]
+    assert "WARNING" not in session_build.proc.stderr
+
+
+@pytest.mark.rebuild
+def test_mkdocs_build_is_strict_by_itself(tmp_path, caplog):
+    """mkdocs.yml sets strict: true, so a plain `mkdocs build` (no --strict) fails on a warning."""
+    assert load_config(str(ROOT / "mkdocs.yml")).strict is True
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("# x\n\n[a link to nowhere](nowhere.md)\n")
+    (docs / "assets").symlink_to(ROOT / "docs" / "assets")
+    config = load_config(str(ROOT / "mkdocs.yml"), docs_dir=str(docs), site_dir=str(tmp_path / "site"),
+                         nav=["index.md"])
+    with pytest.raises(Abort, match="strict mode"):
+        build(config)
+    assert "nowhere.md" in caplog.text
 
 
 def test_engineering_example_is_pre_rendered(built_site):
@@ -111,6 +126,7 @@ def _config_with_page(tmp_path: Path, text: str):
     return load_config(str(ROOT / "mkdocs.yml"), docs_dir=str(docs), site_dir=str(tmp_path / "site"), nav=["index.md"], strict=True)
 
 
+@pytest.mark.rebuild
 def test_bad_marker_fails_the_build_naming_page_and_marker(tmp_path, caplog):
     """A marker with a CalcError stops the build with a message that names the page and the marker."""
     config = _config_with_page(tmp_path, "# x\n\n<!-- calc:value batch micro_batch=0 data_parallel=1 show=global_batch -->\n")
@@ -121,6 +137,7 @@ def test_bad_marker_fails_the_build_naming_page_and_marker(tmp_path, caplog):
     assert "micro_batch must be a whole number >= 1, got 0" in text
 
 
+@pytest.mark.rebuild
 def test_unknown_marker_fails_the_build(tmp_path, caplog):
     """An unknown marker kind is an error, never silently left invisible."""
     config = _config_with_page(tmp_path, "# x\n\n<!-- calc:frobnicate -->\n")
@@ -129,10 +146,6 @@ def test_unknown_marker_fails_the_build(tmp_path, caplog):
     assert "unknown kind 'frobnicate'" in caplog.text
 
 
-def test_hooks_never_write_into_docs(tmp_path):
-    """A build leaves docs/ byte-for-byte as it was."""
-    docs = ROOT / "docs"
-    before = {p: p.read_bytes() for p in docs.rglob("*") if p.is_file()}
-    assert mkdocs_build(tmp_path / "site").returncode == 0
-    after = {p: p.read_bytes() for p in docs.rglob("*") if p.is_file()}
-    assert before == after
+def test_hooks_never_write_into_docs(session_build):
+    """The session's build left docs/ byte-for-byte as it was."""
+    assert tree_digest(ROOT / "docs") == session_build.docs_before

@@ -93,8 +93,8 @@ def test_infer_search_under_a_latency_bound(capsys, spec_file):
 
 
 @pytest.mark.parametrize("edit,line", [
-    (("parallel", "tensor", 3), "parallel.tensor must be a divisor of heads (32) that kv_heads (8) divides or that "
-                                "divides kv_heads, got 3"),
+    (("parallel", "tensor", 3), "parallel.tensor must be a divisor of heads (32) that divides kv_heads (8) or is a "
+                                "multiple of it, got 3"),
     (("model", "layers", 2), "parallel.pipeline must be <= layers (2), got 4"),
     (("serving", "batch", 5000), "serving.batch must be at most "),
     (("serving", "weight_precision", "fp8"), "serving.weight_precision must be a precision the a100-sxm4-80gb "

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tests.support import ROOT
+from tests.support import ROOT, time_limit
 
 pytestmark = pytest.mark.build
 
@@ -23,7 +23,7 @@ def validate(paths, tmp_dir) -> list[dict]:
     report = tmp_dir / "html-validate.json"
     proc = subprocess.run(
         [str(VALIDATOR), "--config", str(CONFIG), "--formatter", f"json={report}", *map(str, paths)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=time_limit(600),
     )
     if proc.returncode not in (0, 1) or not report.is_file():
         pytest.fail(f"html-validate did not run: {proc.returncode} {proc.stderr[-2000:]}")

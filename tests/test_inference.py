@@ -6,7 +6,7 @@ import pytest
 
 from calc.errors import CalcError
 from calc.hardware import hardware
-from calc.inference import (SERVING_PRECISIONS, check_split, decode_roofline, gemm_hardware, infer, model_weights,
+from calc.inference import (SERVING_PRECISIONS, check_serving_split, decode_roofline, gemm_hardware, infer, model_weights,
                             serving, serving_precision, split)
 from calc.kvcache import kv_bytes_per_token
 from calc.model import model
@@ -275,7 +275,7 @@ def test_one_efficiency_model_is_refused():
 
 def test_check_split_accepts_kv_replication():
     """t = 16 > 8 KV heads is a valid split: each KV head is replicated twice."""
-    check_split(LLAMA70, serving(8, 512, 64), hardware(16, profile_name="h100-sxm5-80gb"), split(tensor=16))
+    check_serving_split(LLAMA70, serving(8, 512, 64), hardware(16, profile_name="h100-sxm5-80gb"), split(tensor=16))
     r = infer(LLAMA70, serving(8, 512, 64), hardware(16, profile_name="h100-sxm5-80gb"), split(tensor=16))
     assert r.kv_replicated and r.kv_heads_per_device == 1
 

@@ -340,8 +340,8 @@ def test_tensor_must_divide_heads_and_fit_kv_heads():
     m = model(2, 768, 12, 100, 16, kv_heads=4)
     hw = hardware(8, profile_name="h100-sxm5-80gb")
     assert check_combination(m, 1, 8, hw, parallel(4, 2)) == 2
-    with pytest.raises(CalcError, match=r"^tensor_parallel must be a divisor of heads \(12\) that kv_heads \(4\) divides or "
-                                        r"that divides kv_heads, got 6$"):
+    with pytest.raises(CalcError, match=r"^tensor_parallel must be a divisor of heads \(12\) that divides kv_heads \(4\) or "
+                                        r"is a multiple of it, got 6$"):
         check_combination(m, 1, 8, hardware(6, profile_name="h100-sxm5-80gb"), parallel(1, 6))
 
 

@@ -8,6 +8,11 @@
   where they fail.
 - Every request of every page (its workers included) is routed: one to any host but the
   test server fails the test, as does any console error or uncaught page error.
+- Tests wait for states and events (a calculator's ``data-state``, a URL, a navigation), never
+  for a guessed duration. The only limit is :data:`HUNG_MS`, after which a page counts as hung;
+  it is generous and scaled by ``ATLAS_TEST_TIMEOUT_SCALE`` (:mod:`tests.support`).
+- :func:`visit` reaches a page by the site's instant navigation when it can, so the page keeps
+  its Python worker: Pyodide boots once per browser page, not once per test.
 """
 
 from __future__ import annotations
@@ -24,9 +29,12 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
-from tests.support import ROOT, mkdocs_build
+from tests.support import ROOT, mkdocs_build, time_limit
+
+#: After this long (scaled) a page that has not reached the state a test waits for counts as hung.
+HUNG_MS = time_limit(180) * 1000
 
 CHROMIUM_ARGS = [
     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -145,6 +153,8 @@ class Watch:
 def open_context(browser, base_url: str, watch: Watch, fault=None, **options):
     """A fresh context whose every request goes through ``fault`` (or straight on) if it is ours."""
     context = browser.new_context(base_url=base_url, **options)
+    context.set_default_timeout(HUNG_MS)  # every Playwright wait: a hung page, not a slow one, fails it
+    context.set_default_navigation_timeout(HUNG_MS)
 
     def route(r):
         url = r.request.url
@@ -160,6 +170,39 @@ def open_context(browser, base_url: str, watch: Watch, fault=None, **options):
     return context
 
 
+class Hold:
+    """A route fault (for :func:`open_context`) that holds back requests for URLs ending in ``suffix``.
+
+    :meth:`release` lets the held requests go and every later one pass, whether it was already
+    asked for or comes afterwards (so no request can slip in between and stay held); :meth:`arm`
+    holds again, for the next page.
+    """
+
+    def __init__(self, suffix: str):
+        self.suffix, self.held, self.holding = suffix, [], True
+
+    def __call__(self, route) -> bool:
+        if not (self.holding and route.request.url.endswith(self.suffix)):
+            return False
+        self.held.append(route)
+        return True
+
+    def arm(self) -> None:
+        self.holding = True
+
+    def release(self) -> None:
+        self.holding = False
+        while self.held:
+            self.held.pop().continue_()
+
+
+#: Test instrument, evaluated in the calc worker while a :class:`Hold` keeps Pyodide back: the worker
+#: reports progress every second, as one on a slow network does, so the page's watchdog (12 s
+#: without progress, calc-runtime.mjs) waits however long the test looks at "loading".
+KEEP_LOADING = "() => { self.__keepLoading = setInterval(() => self.postMessage({ type: 'progress' }), 1000); }"
+STOP_LOADING = "() => clearInterval(self.__keepLoading)"
+
+
 class Calculator:
     """One calculator on a page, through its DOM contract (hooks/widgets.py)."""
 
@@ -167,7 +210,7 @@ class Calculator:
         self.page = page
         self.root = page.locator(f"#{uid}" if uid else f'[data-calc="{command}"]')
 
-    def wait_state(self, *states: str, timeout: float = 20_000) -> str:
+    def wait_state(self, *states: str, timeout: float = HUNG_MS) -> str:
         self.page.wait_for_function(
             """([root, states]) => states.includes(root.dataset.state) && root.getAttribute("aria-busy") !== "true" """,
             arg=[self.root.element_handle(), list(states)], timeout=timeout,
@@ -279,9 +322,60 @@ class Widget:
         return f"{self.path}#{self.id}"
 
 
-def open_widget(page, widget: Widget) -> Calculator:
-    """Load the widget's page and bring the widget on screen (which starts Python)."""
-    page.goto(widget.path)
+#: Marks the current page's content as old, then follows a link to ``url`` as a reader's click would.
+_FOLLOW = """(url) => {
+  for (const old of document.querySelectorAll("article")) old.dataset.visited = "old";
+  const link = document.createElement("a");
+  link.href = url;
+  link.textContent = "test link";
+  document.querySelector("article").append(link);
+  link.click();
+}"""
+#: The link has been followed: the address is ``url`` and the article is a new one.
+_ARRIVED = """(url) => location.href === new URL(url, location.href).href && document.querySelector("article") !== null
+  && document.querySelector("article[data-visited]") === null"""
+
+
+#: Resolves once the site's scripts have seen this page (Material's document$ has emitted it, so
+#: calculators.mjs has decided whether to load anything), and two frames have been drawn since.
+SEEN = """() => new Promise((resolve) => document$.subscribe(
+  () => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true)))))"""
+
+
+def visit(page, url: str) -> None:
+    """Open ``url`` (a path, or absolute), by instant navigation when the page is already on the site.
+
+    Instant navigation keeps the document, so its Python worker: a page that has booted Pyodide
+    once answers on every later page at once. Material does not navigate to the page it is on
+    with another query, so such a visit goes by the home page. Without a site page to start from
+    (a new page, another origin) it is an ordinary ``goto``.
+    """
+    target = urljoin(page.url, url) if page.url.startswith("http") else None
+    instant = target is not None and urlsplit(target).netloc == urlsplit(page.url).netloc and page.evaluate(
+        "() => typeof document$ !== 'undefined' && document.querySelector('article') !== null")
+    if not instant:
+        page.goto(url)
+        return
+    if urlsplit(page.url).path == urlsplit(target).path:  # the same page again: go by the home page
+        home = page.evaluate("() => document.querySelector('.md-header__button.md-logo').href")
+        if urlsplit(home).path == urlsplit(target).path:
+            page.goto(url)
+            return
+        page.evaluate(_FOLLOW, home)
+        page.wait_for_function(_ARRIVED, arg=home)
+    page.evaluate(_FOLLOW, target)
+    page.wait_for_function(_ARRIVED, arg=target)
+
+
+def open_widget(page, widget: Widget, cold: bool = False) -> Calculator:
+    """Open the widget's page and bring the widget on screen (which starts Python).
+
+    ``cold``: load the page afresh (a new document, so a new worker) instead of navigating to it.
+    """
+    if cold:
+        page.goto(widget.path)
+    else:
+        visit(page, widget.path)
     calc = Calculator(page, widget.command, widget.id)
     calc.root.scroll_into_view_if_needed()
     return calc

@@ -1,6 +1,12 @@
 """Fixtures for the browser tests: one built site, one server, one Chromium per session.
 
-See :mod:`atlas_browser` for what they share with the benchmark (``tests/bench.py``).
+``page`` is one page shared by the whole session: tests reach their pages with
+:func:`~tests.browser.atlas_browser.visit` (instant navigation), so Pyodide boots once for
+all of them. A test that needs a cold start (what is fetched before Python starts, a fresh
+document for an init script, another viewport) takes ``cold_page``, a page in a fresh context,
+and says why. After a failed test the shared page is dropped, so one failure cannot leave a
+broken page to the tests after it. See :mod:`atlas_browser` for what they share with
+``tests/bench.py``.
 """
 
 from __future__ import annotations
@@ -12,6 +18,16 @@ from pathlib import Path
 
 import pytest
 from tests.browser.atlas_browser import CHROMIUM_ARGS, Watch, open_context, serve
+
+_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.failed:
+        item.stash[_FAILED] = True
+    return report
 
 
 def chromium_path() -> str:
@@ -64,21 +80,80 @@ def watch(base_url) -> Watch:
     return Watch(base_url)
 
 
+def _listen(page, watch: Watch):
+    page.on("console", lambda m: watch.errors.append(f"console: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: watch.errors.append(f"pageerror: {e}"))
+    return page
+
+
+def _checked(watch: Watch) -> None:
+    assert watch.offsite == [], f"requests to other hosts: {watch.offsite}"
+    if not watch.allow_errors:
+        assert watch.errors == [], f"console errors: {watch.errors}"
+
+
+class _Shared:
+    """The session's shared page, opened on first use and dropped after a failure."""
+
+    def __init__(self, browser, base_url):
+        self.browser, self.base_url = browser, base_url
+        self.context = self.page = self.watch = None
+
+    def get(self):
+        if self.page is None:
+            self.watch = Watch(self.base_url)
+            self.context = open_context(self.browser, self.base_url, self.watch)
+            self.page = _listen(self.context.new_page(), self.watch)
+        self.watch.requests.clear()
+        self.watch.offsite.clear()
+        self.watch.errors.clear()
+        return self.page
+
+    def drop(self):
+        if self.context is not None:
+            self.context.close()
+        self.context = self.page = self.watch = None
+
+
+@pytest.fixture(scope="session")
+def shared(browser, base_url):
+    keeper = _Shared(browser, base_url)
+    yield keeper
+    keeper.drop()
+
+
+@pytest.fixture
+def page(shared, request):
+    """The session's shared page: reach pages with visit(); Python stays booted from test to test."""
+    page = shared.get()
+    yield page
+    if request.node.stash.get(_FAILED, False):
+        shared.drop()
+        return
+    try:
+        _checked(shared.watch)
+    except AssertionError:
+        shared.drop()
+        raise
+
+
+@pytest.fixture
+def page_watch(shared, page) -> Watch:
+    """What the shared page requested and logged during this test."""
+    return shared.watch
+
+
 @pytest.fixture
 def context(browser, base_url, watch):
+    """A fresh context (its own cache and workers), for tests that need a cold start."""
     ctx = open_context(browser, base_url, watch)
     yield ctx
     ctx.close()
 
 
 @pytest.fixture
-def page(context, watch):
-    page = context.new_page()
-    page.on("console", lambda m: watch.errors.append(f"console: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: watch.errors.append(f"pageerror: {e}"))
+def cold_page(context, watch):
+    """A page in a fresh context: Python not started, nothing fetched yet."""
+    page = _listen(context.new_page(), watch)
     yield page
-    assert watch.offsite == [], f"requests to other hosts: {watch.offsite}"
-    if not watch.allow_errors:
-        assert watch.errors == [], f"console errors: {watch.errors}"
-
-
+    _checked(watch)

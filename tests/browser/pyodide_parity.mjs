@@ -1,6 +1,7 @@
 // Run the parity vectors inside Pyodide under Node, against the wheel the site serves.
 //
-// Usage: node pyodide_parity.mjs <node_modules/pyodide dir> <built site dir>  (vectors JSON on stdin)
+// Usage: node pyodide_parity.mjs <node_modules/pyodide dir> <built site dir> [vectors.json]  (else on stdin)
+// Each vector is a request object, or a string sent to page_request as it is (raw, perhaps invalid, text).
 // Prints one JSON object: {version, loadedPackages, fetches, answers: [page_request answers]}.
 // fetch is replaced by a function that records and refuses, so a CDN fall-back cannot go unnoticed.
 import { createHash } from "node:crypto";
@@ -27,8 +28,9 @@ pyodide.unpackArchive(new Uint8Array(wheel), "wheel", { extractDir: sitePackages
 const pageRequest = pyodide.runPython("from calc.series import page_request\npage_request");
 const location = pyodide.runPython("import calc; calc.__file__");
 
-const requests = JSON.parse(readFileSync(0, "utf8"));
-const answers = requests.map((request) => JSON.parse(pageRequest(JSON.stringify(request))));
+const requests = JSON.parse(readFileSync(process.argv[4] ?? 0, "utf8"));
+const answers = requests.map((request) =>
+  JSON.parse(pageRequest(typeof request === "string" ? request : JSON.stringify(request))));
 pageRequest.destroy();
 process.stdout.write(JSON.stringify({
   version: pyodide.version,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests.browser.atlas_browser import Calculator, cli_json, open_context
+from tests.browser.atlas_browser import Calculator, cli_json, open_context, visit
 from tests.browser.vectors import ALLREDUCE, BATCH
 
 from calc.api import COMMANDS, evaluate, format_result
@@ -16,7 +16,7 @@ VECTORS = {"batch": BATCH, "allreduce": ALLREDUCE}
 
 
 def open_calculator(page, command: str) -> Calculator:
-    page.goto(PAGES[command])
+    visit(page, PAGES[command])
     calc = Calculator(page, command)
     assert calc.wait_state("ready") == "ready", calc.status()
     return calc
@@ -191,3 +191,19 @@ def test_ring_step_through_with_the_keyboard(page):
     assert "Done" in ring.locator(".ring__caption").text_content()
     assert set(ring.locator("tbody td").all_text_contents()) == {"3/3"} | {f"3/3 ← {r}" for r in range(3)}
     assert next_button.is_disabled()
+
+
+@pytest.mark.parametrize("command", PAGES)
+def test_a_1_mb_value_is_a_field_error(page, command):
+    """A 1 MB value in a field of each kind: calc's message next to that field, results not current."""
+    calc = open_calculator(page, command)
+    example = dict(COMMANDS[command].example)
+    one_per_kind = {p.kind: p for p in reversed(COMMANDS[command].params)}.values()
+    for p in one_per_kind:
+        inputs = {**example, p.name: "9" * 1_000_000 + "x"}
+        error = expected_error(command, inputs)
+        assert error.param == p.name
+        assert calc.set_inputs(inputs) == "error", (p.name, calc.status())
+        assert calc.field_error(p.name) == str(error)
+        assert not calc.current()
+    assert calc.set_inputs(example) == "ready"

@@ -26,7 +26,7 @@ PATH = "/tools/inference/"
 def open_inference(page, query: str = "") -> Calculator:
     page.goto(PATH + query)
     calc = Calculator(page, "infer")
-    assert calc.wait_state("ready", timeout=30_000) == "ready", calc.status()
+    assert calc.wait_state("ready") == "ready", calc.status()
     return calc
 
 
@@ -69,7 +69,7 @@ def test_presets_load_and_keep_the_url(page):
     default = INFERENCE_PRESETS[INFERENCE_DEFAULT].inputs
     for name, preset in INFERENCE_PRESETS.items():
         calc.root.locator(f'[data-preset="{name}"]').click()
-        assert calc.wait_state("ready", "error", timeout=30_000) == "ready", name
+        assert calc.wait_state("ready", "error") == "ready", name
         inputs = calc.inputs()
         assert all(inputs[k] == v for k, v in preset.inputs.items()), name
         result = evaluate("infer", inputs)
@@ -140,7 +140,7 @@ def test_readable_at_375_px(browser, base_url, watch):
         for path in (PATH, "/strategies/inference/"):
             page.goto(path)
             if path == PATH:
-                Calculator(page, "infer").wait_state("ready", timeout=30_000)
+                Calculator(page, "infer").wait_state("ready")
                 box = page.locator("[data-view] svg.draw").first.bounding_box()
                 assert box["width"] <= 375
             assert page.evaluate("document.documentElement.scrollWidth") <= 375, path

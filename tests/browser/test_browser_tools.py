@@ -13,7 +13,7 @@ import sys
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from tests.browser.atlas_browser import ROOT, Calculator, cli_json, open_context
+from tests.browser.atlas_browser import ROOT, Calculator, cli_json, open_context, visit
 from tests.browser.vectors import ATLAS_VECTORS, atlas_inputs
 
 from calc.api import COMMANDS, evaluate
@@ -43,9 +43,9 @@ def spec_json(command: str, inputs: dict[str, str], tmp_path) -> dict[str, str]:
 
 
 def open_tool(page, command: str, query: str = "") -> Calculator:
-    page.goto(PAGES[command] + query)
+    visit(page, PAGES[command] + query)
     calc = Calculator(page, command)
-    assert calc.wait_state("ready", timeout=30_000) == "ready", calc.status()
+    assert calc.wait_state("ready") == "ready", calc.status()
     return calc
 
 
@@ -131,7 +131,7 @@ def test_planner_link_opens_the_configuration_in_the_atlas(page):
     link.click()
     page.wait_for_url("**/tools/atlas/**")
     atlas = Calculator(page, "plan")
-    assert atlas.wait_state("ready", timeout=30_000) == "ready"
+    assert atlas.wait_state("ready") == "ready"
     query = dict(parse_qsl(urlsplit(href).query, keep_blank_values=True))
     assert all(atlas.inputs()[k] == v for k, v in query.items())
     assert json.loads(atlas.values()["step_time_s"]) == plans[1]["step_time_s"]
@@ -144,7 +144,7 @@ def test_planner_search_for_1024_gpus(page):
     """The GPT-3 preset (1024 GPUs) is searched in the page; the ranking is the CLI's."""
     calc = open_tool(page, "search")
     calc.root.locator('[data-preset="gpt3-175b"]').click()
-    assert calc.wait_state("ready", "error", timeout=60_000) == "ready"
+    assert calc.wait_state("ready", "error") == "ready"
     expected = evaluate("search", calc.inputs())
     assert calc.values()["plans"] == json.dumps(expected["plans"])
     assert calc.values()["refused_count"] == json.dumps(expected["refused_count"])
@@ -197,14 +197,16 @@ def test_invalid_input_shows_field_error_and_no_current_result(page, command, na
 
 
 def test_readable_at_375_px(browser, base_url, watch):
-    """At 375 px wide no tool page scrolls sideways: the SVG scales, the tables scroll in their box."""
+    """At 375 px wide no tool page scrolls sideways: the SVG scales, the tables scroll in their box.
+
+    Its own context: a phone-sized viewport from the first paint (Python boots once in it)."""
     context = open_context(browser, base_url, watch, viewport={"width": 375, "height": 800})
     try:
         page = context.new_page()
         page.on("console", lambda m: watch.errors.append(m.text) if m.type == "error" else None)
         for command, path in PAGES.items():
-            page.goto(path)
-            Calculator(page, command).wait_state("ready", timeout=30_000)
+            visit(page, path)
+            Calculator(page, command).wait_state("ready")
             width = page.evaluate("document.documentElement.scrollWidth")
             assert width <= 375, (path, width)
             box = page.locator("[data-view] svg.draw").first.bounding_box() if command != "search" else None

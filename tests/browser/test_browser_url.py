@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from urllib.parse import quote, urlsplit
+import json
+from urllib.parse import parse_qsl, quote, urlsplit
 
 import pytest
-from tests.browser.atlas_browser import Calculator, Watch, cli_json, open_context
+from tests.browser.atlas_browser import (KEEP_LOADING, STOP_LOADING, Calculator, Hold, Watch, calculators, cli_json,
+                                         open_context, visit)
+
+from calc.api import COMMANDS, evaluate
 
 pytestmark = pytest.mark.browser
 
-def test_url_round_trip(page, context):
+def test_url_round_trip(page, browser, base_url, watch):
     """Edited inputs go to the query (non-default only); opening that address restores inputs and results."""
-    page.goto("/calculators/allreduce/")
+    visit(page, "/calculators/allreduce/")
     calc = Calculator(page, "allreduce")
     calc.wait_state("ready")
     entries = page.evaluate("history.length")
@@ -23,20 +27,25 @@ def test_url_round_trip(page, context):
     shared = page.url
     assert page.evaluate("history.length") == entries  # replaceState, no new history entries
 
-    other = context.new_page()
-    other.goto(shared)
-    restored = Calculator(other, "allreduce")
-    restored.wait_state("ready")
-    assert restored.inputs() == {"ranks": "8", "payload": "4MB", "bandwidth": "100GB/s", "startup": "5us"}
-    expected = cli_json("allreduce", {"ranks": "8", "payload": "4MB"})
-    assert restored.values() == {k: expected[k] for k in restored.values()}
-    assert restored.current()
-    other.close()
+    # opened as a new reader would: another browser context, nothing booted yet
+    context = open_context(browser, base_url, watch)
+    try:
+        other = context.new_page()
+        other.goto(shared)
+        restored = Calculator(other, "allreduce")
+        restored.wait_state("ready")
+        assert restored.inputs() == {"ranks": "8", "payload": "4MB", "bandwidth": "100GB/s", "startup": "5us"}
+        expected = cli_json("allreduce", {"ranks": "8", "payload": "4MB"})
+        assert restored.values() == {k: expected[k] for k in restored.values()}
+        assert restored.current()
+    finally:
+        context.close()
+    assert watch.offsite == [] and watch.errors == []
 
 
 def test_malformed_url_value_is_a_field_error(page):
     """A value calc rejects shows its message next to the field; unknown parameters are ignored."""
-    page.goto("/calculators/batch/?micro_batch=eight&colour=blue&accumulation=2")
+    visit(page, "/calculators/batch/?micro_batch=eight&colour=blue&accumulation=2")
     calc = Calculator(page, "batch")
     assert calc.wait_state("error") == "error"
     assert calc.field_error("micro_batch") == "micro_batch must be a whole number >= 1, got 'eight'"
@@ -96,12 +105,17 @@ def baselines(browser, base_url):
 def test_hostile_url_executes_nothing_and_adds_no_element(page, baselines, command, query):
     """Markup, prototype keys, 10 KB values: shown as text or ignored; no script runs, no element appears."""
     dialogs = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+    def on_dialog(d):
+        dialogs.append(d.message)
+        d.dismiss()
+
+    page.on("dialog", on_dialog)
     baseline, risky_before = baselines[command]
     path = PATHS[command]
     count, risky = COUNT, RISKY
 
-    page.goto(f"{path}?{query}")
+    visit(page, f"{path}?{query}")
     calc = Calculator(page, command)
     calc.wait_state("ready", "error")
     assert calc.root.evaluate(count) <= baseline  # the live status drops the static one's <code>
@@ -112,3 +126,61 @@ def test_hostile_url_executes_nothing_and_adds_no_element(page, baselines, comma
     if calc.state == "error":
         assert not calc.current()
         assert "Traceback" not in calc.root.text_content()
+    page.remove_listener("dialog", on_dialog)
+
+
+# ---------------------------------------------------------------- shared links compute (issue 11, §3)
+
+#: A shared link for each calculator and tool: inputs that differ from the page's defaults.
+SHARED = {"batch": "micro_batch=4&accumulation=32&data_parallel=4", "allreduce": "ranks=8&payload=4MB",
+          "plan": "data=32&pipeline=4&interleave=2", "device-memory": "zero=3&recompute=full",
+          "bubble": "stages=4&microbatches=16", "search": "global_batch=256", "infer": "batch=4&output_tokens=128"}
+
+
+def test_every_calculator_has_a_shared_link_test(site):
+    """Each command with a calculator on a built page is among the shared links below (add new ones)."""
+    assert {w.command for w in calculators(site)} == set(SHARED)
+
+
+@pytest.mark.parametrize("command", SHARED)
+def test_a_shared_link_starts_python_at_once_and_marks_old_results(browser, base_url, site, command):
+    """Opening a link with inputs: Python starts without a scroll or a focus, the calculator is brought
+    into view, the build-time results are marked not current until the live ones, the CLI's, arrive.
+
+    A cold context per page, with Pyodide's WebAssembly held back, so the time before the live
+    results is long enough to be seen; a low window, so the calculator starts below the fold."""
+    for widget in (w for w in calculators(site) if w.command == command):
+        watch, hold = Watch(base_url), Hold("pyodide.asm.wasm")
+        context = open_context(browser, base_url, watch, fault=hold, viewport={"width": 1000, "height": 300})
+        try:
+            page = context.new_page()
+            with page.expect_worker(lambda w: "calc-worker" in w.url) as started:
+                page.goto(f"{widget.path}?{SHARED[command]}")
+            started.value.evaluate(KEEP_LOADING)  # the watchdog waits while the marking is checked
+            calc = Calculator(page, command, widget.id)
+            assert calc.wait_state("loading") == "loading", (widget, calc.status())
+            linked = dict(parse_qsl(SHARED[command]))
+            assert {k: calc.inputs()[k] for k in linked} == linked, widget
+            assert not calc.current() and calc.root.locator(".calc__stale").is_visible(), widget
+            assert "computed when the site was built" in calc.status(), widget
+            top = calc.root.bounding_box()["y"]
+            assert 0 <= top < 300, (widget, top)  # scrolled into view, its top on screen
+            hold.release()
+            started.value.evaluate(STOP_LOADING)
+            assert calc.wait_state("ready") == "ready", (widget, calc.status())
+            expected = evaluate(command, calc.inputs())
+            assert calc.values() == {k: json.dumps(expected[k]) for k in calc.values()}, widget
+            assert calc.current()
+        finally:
+            context.close()
+        assert watch.offsite == [] and watch.errors == []
+
+
+def test_a_name_given_twice_in_a_link_keeps_its_last_value(page):
+    """Decided (README, input rules): as an option given twice on the command line, the last one counts."""
+    visit(page, "/calculators/batch/?accumulation=2&accumulation=32")
+    calc = Calculator(page, "batch")
+    assert calc.wait_state("ready") == "ready"
+    assert calc.inputs()["accumulation"] == "32"
+    assert calc.values()["global_batch"] == cli_json("batch", {**COMMANDS["batch"].example,
+                                                               "accumulation": "32"})["global_batch"]

@@ -9,7 +9,7 @@ does not send; its requests are still confined to this origin by the routing of 
 from __future__ import annotations
 
 import pytest
-from tests.browser.atlas_browser import Watch, calculators, open_context, open_widget, page_paths
+from tests.browser.atlas_browser import SEEN, Watch, calculators, open_context, open_widget, page_paths, visit
 
 pytestmark = pytest.mark.browser
 
@@ -20,22 +20,16 @@ document.addEventListener("securitypolicyviolation", (e) => {
 });
 """
 
-#: Instant navigation: click a same-origin link, as a reader would, and wait for the new page.
-FOLLOW = """async (path) => {
-  const link = document.createElement("a");
-  link.href = new URL(path, location.origin + "/").href;
-  link.textContent = "test link";
-  document.querySelector("article").append(link);
-  link.click();
-}"""
-
 
 def violations(page) -> list[str]:
     return page.evaluate("window.__csp")
 
 
-def test_no_violation_on_any_page(page, site):
-    """Each page loaded directly, then each reached by instant navigation from the home page: none."""
+def test_no_violation_on_any_page(cold_page, site):
+    """Each page loaded directly, then each reached by instant navigation from the home page: none.
+
+    A cold page: the listener is added before any page script, so from the first document on."""
+    page = cold_page
     page.add_init_script(LISTEN)
     found = []
     paths = page_paths(site)
@@ -45,23 +39,26 @@ def test_no_violation_on_any_page(page, site):
     page.goto("/")
     page.evaluate("window.__sameDocument = true")
     for path in [p for p in paths if p.endswith("/") and p != "/"]:
-        page.evaluate(FOLLOW, path)
-        page.wait_for_url(f"**{path}")
-    page.wait_for_load_state("networkidle")
+        visit(page, path)  # a link followed as a reader's click would, then the new article waited for
+        assert page.evaluate(SEEN)
     assert page.evaluate("window.__sameDocument") is True, "instant navigation fell back to full loads"
     found += [f"(instant navigation) {v}" for v in violations(page)]
     assert found == []
 
 
-def test_no_violation_while_the_calculators_work(page, site, watch):
-    """Each calculator: the worker starts, a result is ready, an error and a new result follow: none."""
+def test_no_violation_while_the_calculators_work(cold_page, site, watch):
+    """Each calculator: the worker starts, a result is ready, an error and a new result follow: none.
+
+    A cold page, so the listener sees the worker start; the calculators are then reached by
+    instant navigation, in the same document."""
+    page = cold_page
     page.add_init_script(LISTEN)
     widgets = calculators(site)
     assert widgets
     found = []
     for widget in widgets:
         calc = open_widget(page, widget)
-        assert calc.wait_state("ready", timeout=30_000) == "ready", calc.status()
+        assert calc.wait_state("ready") == "ready", calc.status()
         assert any("calc-worker" in w.url for w in page.workers), "the Python worker did not start"
         name = calc.root.evaluate("r => r.querySelector('.calc__form input[type=text][name]')?.name ?? null")
         if name is not None:

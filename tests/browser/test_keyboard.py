@@ -11,7 +11,7 @@ one Tab stop; the arrow keys choose, Enter on the Check button reveals the fold 
 from __future__ import annotations
 
 import pytest
-from tests.browser.atlas_browser import calculators, open_widget, page_paths
+from tests.browser.atlas_browser import calculators, open_widget, page_paths, visit
 
 pytestmark = pytest.mark.browser
 
@@ -97,7 +97,7 @@ def test_calculators_walk_in_order_with_visible_focus(page, widgets):
     problems = []
     for widget in widgets:
         calc = open_widget(page, widget)
-        calc.wait_state("ready", timeout=30_000)
+        calc.wait_state("ready")
         disabled = calc.root.evaluate("r => [...r.querySelectorAll('.calc__form [name]')].filter(f => f.disabled).map(f => f.name)")
         if disabled:
             problems.append(f"{widget}: fields still disabled when live: {disabled}")
@@ -118,7 +118,7 @@ def test_every_question_opens_from_the_keyboard(page, site):
     problems = []
     questions = 0
     for path in page_paths(site):
-        page.goto(path)
+        visit(page, path)
         folds = "article details:not([data-quiz-answer])"  # a quiz's fold is walked with its quiz
         total = page.locator(folds).count()
         for i in range(total):
@@ -164,7 +164,7 @@ def test_every_quiz_walks_by_keyboard(page, site):
     problems = []
     quizzes = 0
     for path in page_paths(site):
-        page.goto(path)
+        visit(page, path)
         for i in range(page.locator("[data-quiz]").count()):
             quizzes += 1
             root = page.locator("[data-quiz]").nth(i)

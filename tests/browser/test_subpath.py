@@ -16,11 +16,12 @@ from html.parser import HTMLParser
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 import pytest
-from tests.browser.atlas_browser import Calculator, Watch, calculators, cli_json, open_context, page_paths, serve
+from tests.browser.atlas_browser import (Calculator, Watch, calculators, cli_json, open_context, page_paths, serve,
+                                         visit)
 from tests.browser.vectors import ALLREDUCE, BATCH
-from tests.support import mkdocs_build
+from tests.support import mkdocs_build, time_limit
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.rebuild]
 
 SITE_URL = "http://127.0.0.1:8001/atlas/"
 ORIGIN = "http://127.0.0.1:8001"
@@ -61,7 +62,7 @@ class _Refs(HTMLParser):
 
 def _status(url: str) -> int:
     try:
-        with urllib.request.urlopen(url, timeout=10) as response:
+        with urllib.request.urlopen(url, timeout=time_limit(60)) as response:
             return response.status
     except urllib.error.HTTPError as e:
         return e.code
@@ -119,11 +120,11 @@ def test_pages_runtime_and_calculators_work_below_the_sub_path(browser, sub_site
         for path in page_paths(sub_site):
             response = page.goto(SITE_URL + path.lstrip("/"))
             assert response.status == 200, path
-        for widget in calculators(sub_site):
-            page.goto(SITE_URL + widget.path.lstrip("/"))
+        for widget in calculators(sub_site):  # by instant navigation: Python boots once
+            visit(page, SITE_URL + widget.path.lstrip("/"))
             calc = Calculator(page, widget.command, widget.id)
             calc.root.scroll_into_view_if_needed()
-            assert calc.wait_state("ready", timeout=30_000) == "ready", (widget, calc.status())
+            assert calc.wait_state("ready") == "ready", (widget, calc.status())
             assert calc.values() == built_values(sub_site, widget), widget  # live defaults = the build's CPython
             for vector in VECTORS.get(widget.command, []):
                 assert calc.set_inputs(vector) == "ready", (widget, vector, calc.status())

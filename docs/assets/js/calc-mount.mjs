@@ -3,6 +3,10 @@
 // Reading state (readInputs, readQuery) is kept apart from changing the page (show*). Each
 // calculator sends its inputs to calc in the worker on every input; only the answer to its latest
 // request is shown. Everything is written with textContent or attributes, never as markup.
+//
+// Python starts when a calculator comes on screen or is focused, or at once when the address
+// holds inputs for one (a shared link is an explicit request): that calculator is scrolled into
+// view, and its build-time results are marked not current until the live ones arrive.
 import { request, startRuntime, watchRuntime } from "./calc-runtime.mjs";
 import { readQuery, writeQuery } from "./calc-url.mjs";
 import { drawChart } from "./calc-chart.mjs";
@@ -87,7 +91,8 @@ function mountCalculator(root, signal) {
   let latest = 0;
   let runtime = "idle";
 
-  for (const [name, text] of readQuery(location.search, byName.keys())) byName.get(name).value = text;
+  const linked = readQuery(location.search, byName.keys());
+  for (const [name, text] of linked) byName.get(name).value = text;
 
   function setState(state) {
     root.dataset.state = state;
@@ -157,11 +162,14 @@ function mountCalculator(root, signal) {
     else if (state === "ready") evaluate();
     else if (state === "unavailable") showUnavailable(reason);
   }, signal);
+  return linked.size > 0;
 }
 
 // ---------------------------------------------------------------- the page
 
-/** Mount every calculator among `roots` once; start Python when one is on screen. */
+/** Mount every calculator among `roots` once; start Python when one is on screen, or at once
+ * when the address holds inputs for one (then bring the first such calculator into view, unless
+ * the address names a place on the page with a #fragment). */
 export function mountAll(roots, signal) {
   const visible = new IntersectionObserver((entries) => {
     if (entries.some((entry) => entry.isIntersecting)) {
@@ -170,10 +178,15 @@ export function mountAll(roots, signal) {
     }
   });
   signal.addEventListener("abort", () => visible.disconnect(), { once: true });
+  let linked = null;
   for (const root of roots) {
     if (mounted.has(root)) continue;
     mounted.add(root);
-    mountCalculator(root, signal);
+    if (mountCalculator(root, signal)) linked ??= root;
     visible.observe(root);
+  }
+  if (linked) {
+    startRuntime();
+    if (!location.hash) linked.scrollIntoView({ block: "start" });
   }
 }

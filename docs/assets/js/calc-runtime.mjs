@@ -5,14 +5,40 @@
 // returns a promise of the worker's reply ({answer} or {failure}).
 //
 // State: "idle" (no worker yet) -> "loading" -> "ready" | "unavailable"; watchRuntime() reports it.
+// A failure the worker sees (a file that cannot be fetched, a wrong checksum) is reported at once.
+// The watchdog covers a start that hangs: it counts only the time the worker is idle (it answers a
+// ping each second) while no data arrives, and says "unavailable" after WATCHDOG_MS of that. A slow
+// network (data still arriving) or a busy machine (the worker too busy starting Python to answer)
+// is waited for; a server that has stopped answering is not. Before the worker's first message
+// (its own script still loading) every second counts.
 
-const WATCHDOG_MS = 12000; // "unavailable" well within 15 s if Pyodide never answers
+const WATCHDOG_MS = 12000; // "unavailable" well within 15 s of idle waiting
+const PING_MS = 1000;
 
 const events = new EventTarget();
 const pending = new Map();
 let worker = null;
 let nextId = 1;
 let current = { state: "idle", reason: "" };
+let quiet = 0; // ms the worker has spent idle with no data arriving
+let heard = false; // the worker has sent a message (its script runs)
+let answered = true; // it answered the last ping
+
+function watchdog() {
+  const timer = setInterval(() => {
+    if (current.state !== "loading") {
+      clearInterval(timer);
+      return;
+    }
+    if (answered || !heard) quiet += PING_MS;
+    if (quiet >= WATCHDOG_MS) {
+      setState("unavailable", "Python did not start in time");
+      return;
+    }
+    answered = false;
+    worker.postMessage({ type: "ping" });
+  }, PING_MS);
+}
 
 function setState(state, reason = "") {
   if (current.state === "unavailable" || current.state === state) return;
@@ -27,7 +53,10 @@ function setState(state, reason = "") {
 
 function onMessage(event) {
   const message = event.data;
-  if (message.type === "ready") setState("ready");
+  heard = true;
+  if (message.type === "progress") quiet = 0;
+  else if (message.type === "pong") answered = true;
+  else if (message.type === "ready") setState("ready");
   else if (message.type === "unavailable") setState("unavailable", message.reason);
   else if (pending.has(message.id)) {
     pending.get(message.id)(message);
@@ -45,9 +74,7 @@ export function startRuntime() {
     setState("unavailable", "the Python worker could not start");
   });
   setState("loading");
-  setTimeout(() => {
-    if (current.state === "loading") setState("unavailable", "Python did not start in time");
-  }, WATCHDOG_MS);
+  watchdog();
 }
 
 /** Call `callback({state, reason})` now and on every change, until `signal` aborts. */

@@ -4,13 +4,14 @@
 // Values are only ever put into <input>.value and sent to calc as text, which rejects what it
 // cannot parse, with the message shown next to the field. Nothing from the URL becomes markup.
 
-/** Read the query: a Map of field name -> text, for the given names only. */
+/** Read the query: a Map of field name -> text, for the given names only. A name given twice
+ * keeps its last value, as an option given twice on the command line does. */
 export function readQuery(search, names) {
   const params = new URLSearchParams(search);
   const values = new Map();
   for (const name of names) {
-    const text = params.get(name);
-    if (text !== null) values.set(name, text);
+    const texts = params.getAll(name);
+    if (texts.length > 0) values.set(name, texts.at(-1));
   }
   return values;
 }

@@ -5,17 +5,64 @@
 // calc.series.
 // Then it posts {type: "ready"} or {type: "unavailable", reason}.
 //
+// Health, for the page's watchdog (calc-runtime.mjs): Pyodide does not reject when one of its own
+// files fails (a blocked .wasm leaves it waiting), so every fetch of this worker, ours and
+// Pyodide's, is watched: the first that fails ends the start at once, and each piece of data that
+// arrives is posted as {type: "progress"}. The page also sends {type: "ping"}, answered with
+// {type: "pong"} whenever this thread is free: a worker that answers but receives nothing is waiting
+// on a network that has stopped; one that does not answer is busy starting Python.
+//
 // Protocol, page -> worker: {id, request} where request is what calc.series.page_request
-// takes ({op: "evaluate", command, inputs} or {op: "ring", ranks}).
+// takes ({op: "evaluate", command, inputs} or {op: "ring", ranks}), or {type: "ping"}.
 // Worker -> page: {id, answer} (the parsed JSON that page_request returns) or
 // {id, failure} when the runtime is unavailable or Python raised something unexpected.
 import { loadPyodide } from "../vendor/pyodide/pyodide.mjs";
+
+self.postMessage({ type: "progress" }); // this module and Pyodide's loader have arrived
+
+const fetchFromNetwork = self.fetch.bind(self);
+let fetchFailed;
+const failure = new Promise((_, reject) => {
+  fetchFailed = reject;
+});
+failure.catch(() => {}); // reported through the race below, not as an unhandled rejection
+
+/** Report each piece of the response's body as it arrives, reading a copy: the response itself is
+ * passed on untouched, so the browser can still reuse the compiled WebAssembly it has cached for it. */
+function reportProgress(response) {
+  const reader = response.clone().body?.getReader();
+  const next = () => reader.read().then(({ done }) => {
+    if (done) return;
+    self.postMessage({ type: "progress" });
+    return next();
+  });
+  if (reader) next().catch(() => {}); // a failed body is reported by whoever reads the response
+  return response;
+}
+
+// Every fetch of this worker (ours and Pyodide's): failure when it cannot, progress as data arrives.
+self.fetch = async (input, init) => {
+  const name = new URL(input instanceof Request ? input.url : String(input), self.location.href).pathname;
+  let response;
+  try {
+    response = await fetchFromNetwork(input, init);
+  } catch (error) {
+    fetchFailed(new Error(`${name} could not be fetched`));
+    throw error;
+  }
+  if (!response.ok) {
+    fetchFailed(new Error(`${name}: HTTP ${response.status}`));
+    return response;
+  }
+  self.postMessage({ type: "progress" });
+  return reportProgress(response);
+};
 
 const MANIFEST_URL = new URL("../runtime/manifest.json", import.meta.url);
 const PYODIDE_URL = new URL("../vendor/pyodide/", import.meta.url).href; // where pyodide.mjs came from
 
 async function fetchBytes(url) {
-  const response = await fetch(url, { cache: "no-cache" });
+  const response = await self.fetch(url, { cache: "no-cache" });
   if (!response.ok) throw new Error(`${url.pathname}: HTTP ${response.status}`);
   return new Uint8Array(await response.arrayBuffer());
 }
@@ -51,7 +98,7 @@ async function start() {
   return { pageRequest, version: pyodide.version };
 }
 
-const runtime = start();
+const runtime = Promise.race([start(), failure]);
 
 runtime.then(
   ({ version }) => self.postMessage({ type: "ready", pyodide: version }),
@@ -69,6 +116,10 @@ function answer(pageRequest, request) {
 }
 
 self.addEventListener("message", async (event) => {
+  if (event.data.type === "ping") {
+    self.postMessage({ type: "pong" });
+    return;
+  }
   const { id, request } = event.data;
   let reply;
   try {

@@ -1,0 +1,112 @@
+"""JSON text at ``calc``'s edges: read it bounded and strict, write it strict.
+
+Read (:func:`loads`) is used for a SPEC file, the page's inputs and the page's requests:
+
+- the text is at most ``max_chars`` characters, checked before parsing;
+- values are nested at most :data:`MAX_DEPTH` deep, checked in one pass over the text before it is
+  parsed: Python's parser recurses once per level, and in Pyodide a text nested 100,000 deep
+  overflows the WebAssembly stack, a fatal error that would end the page's worker;
+- a name given twice in one object is an error naming it (RFC 8259 §4 leaves duplicates undefined,
+  and a SPEC that sets ``layers`` twice is a mistake, not a choice);
+- an integer literal longer than :data:`calc.units.MAX_TEXT` digits is kept as its text, so the
+  parameter it is given to refuses it by name (instead of Python failing to convert more than 4,300
+  digits to ``int``, or ``float`` overflowing).
+
+Write (:func:`dumps`): strict JSON; NaN and infinities, which RFC 8259 does not have, raise
+``ValueError`` (:func:`calc.api.evaluate` refuses non-finite results before anything is written).
+
+Source: RFC 8259, "The JavaScript Object Notation (JSON) Data Interchange Format" (2017).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from json.decoder import scanstring
+
+from .errors import CalcError
+from .units import MAX_TEXT
+
+__all__ = ["MAX_CHARS", "MAX_DEPTH", "loads", "dumps"]
+
+#: Longest JSON text accepted from the page (its inputs, a request), in characters: room for a 1 MB
+#: value in one field, which that field's own limit then refuses by name. A SPEC file has its own limit.
+MAX_CHARS = 4_000_000
+#: Deepest nesting accepted (a SPEC is 2 deep: sections of fields; a page request 3).
+MAX_DEPTH = 16
+
+
+def _int(text: str) -> int | str:
+    return int(text) if len(text) <= MAX_TEXT else text
+
+
+def _object(pairs: list[tuple[str, object]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise CalcError(key, "given once (the name appears twice in one JSON object)", value)
+        out[key] = value
+    return out
+
+
+_TOKEN = re.compile(r'["\[\]{}]')
+
+
+def _too_deep(text: str) -> bool:
+    """Whether arrays and objects in JSON ``text`` nest deeper than :data:`MAX_DEPTH` (linear, no recursion).
+
+    Strings are skipped with the json module's own scanner, so a bracket inside one is not counted;
+    at an unterminated string the answer is False (the text is invalid, and the parser says so).
+    """
+    if text.count("[") + text.count("{") <= MAX_DEPTH:  # cannot nest deeper: nothing to scan
+        return False
+    depth, pos = 0, 0
+    while m := _TOKEN.search(text, pos):
+        pos = m.end()
+        if m[0] == '"':
+            try:
+                pos = scanstring(text, pos)[1]
+            except ValueError:
+                return False
+        elif m[0] in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def loads(text: object, name: str, max_chars: int = MAX_CHARS) -> object:
+    """The value in JSON ``text``; a :class:`CalcError` naming ``name`` if it is not acceptable.
+
+    >>> loads('{"model": {"layers": 2}}', "SPEC.json", 100)
+    {'model': {'layers': 2}}
+    >>> loads('{"a": 1, "a": 2}', "SPEC.json", 100)
+    Traceback (most recent call last):
+    ...
+    calc.errors.CalcError: a must be given once (the name appears twice in one JSON object), got 2
+    >>> loads("[" * 20 + "]" * 20, "inputs", 100)
+    Traceback (most recent call last):
+    ...
+    calc.errors.CalcError: inputs must be JSON nested at most 16 deep, got '[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]'
+    """
+    if not isinstance(text, str) or len(text) > max_chars:
+        raise CalcError(name, f"JSON text of at most {max_chars} characters", text)
+    if _too_deep(text):
+        raise CalcError(name, f"JSON nested at most {MAX_DEPTH} deep", text)
+    try:
+        return json.loads(text, parse_int=_int, object_pairs_hook=_object)
+    except CalcError:
+        raise
+    except ValueError as e:
+        raise CalcError(name, f"valid JSON ({e})", text) from None
+
+
+def dumps(value: object) -> str:
+    """Strict JSON text of ``value`` (``ValueError`` for NaN or an infinity).
+
+    >>> dumps({"a": [1, 2.5, None, True]})
+    '{"a": [1, 2.5, null, true]}'
+    """
+    return json.dumps(value, allow_nan=False)
