@@ -55,8 +55,8 @@ def evaluate(command: str, raw: Mapping[str, object]) -> dict:
 def _check_finite(result: dict) -> None:
     """The last guard: a result holding NaN or an infinity is refused, so none is ever printed.
 
-    The parameters' limits keep every result finite (:mod:`calc.check`); this catches what they
-    miss, such as an efficiency so small that dividing by it overflows.
+    The parameters' limits and floors keep every result finite (:mod:`calc.check`; an efficiency or
+    a rate near 0 is refused by name); this catches whatever a new formula lets through.
     """
     stack: list[tuple[str, object]] = list(result.items())
     while stack:
@@ -67,7 +67,7 @@ def _check_finite(result: dict) -> None:
         if isinstance(value, dict):
             stack.extend((f"{key}.{k}", v) for k, v in value.items())
         elif isinstance(value, (list, tuple)):
-            stack.extend((key, v) for v in value)
+            stack.extend((f"{key}[{i}]", v) for i, v in enumerate(value))
 
 
 def evaluate_for_page(command: str, raw_json: str) -> str:

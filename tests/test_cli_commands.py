@@ -272,9 +272,10 @@ def test_compare_takes_two_spec_files(capsys, spec_file):
 @pytest.mark.parametrize("edit,line", [
     (("model", "hidden", 8192), "model.hidden must be the same in A and B (compare takes two plans of one model), "
                                 "got (4096, 8192)"),
-    (("parallel", "tensor", 3), "B: hardware.gpus must be a multiple of tensor_parallel × pipeline_parallel × context_parallel × expert_parallel = 3, "
+    (("parallel", "tensor", 3), "b.hardware.gpus must be a multiple of tensor_parallel × pipeline_parallel × "
+                                "context_parallel × expert_parallel = 3, "
                                 "got 64"),
-    (("parallel", "foo", 1), "B: parallel.foo must be a field of parallel"),
+    (("parallel", "foo", 1), "b.parallel.foo must be a field of parallel"),
 ])
 def test_compare_refusals_are_one_line(capsys, spec_file, edit, line):
     """Plans of different models, and a bad field of one SPEC, are one line naming it; exit 2, no output."""
