@@ -313,10 +313,9 @@ def timeline_layout(sched: dict, kind: str, stages: int, microbatches: int, inte
     (64, True)
     """
     p, m, v = stages, microbatches, interleave
-    makespan, ideal = sched["makespan_slots"], (1 + 2) * v * m
+    makespan, ideal = sched["makespan_slots"], sched["ideal_slots"]
     ops = sched["ops"]
-    frac = sched["bubble_fraction"]
-    share = (makespan - ideal) / makespan if makespan else 0.0
+    frac, share = sched["bubble_fraction"], sched["bubble_share"]
     head = (f"{_KIND_TITLES[kind]}: p = {p}, m = {m}" + (f", v = {v}" if kind == "interleaved" else "")
             + f"; {makespan} slots for {ideal} of work per stage")
     sub = f"bubble {frac:.1%} of the ideal time (Megatron), {share:.1%} of the total (GPipe)"

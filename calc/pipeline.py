@@ -151,7 +151,8 @@ class Schedule:
     ops: tuple[Op, ...]
     makespan_slots: int  #: time until the last backward ends
     ideal_slots: int  #: v·m·(1 + backward_slots): one stage's busy time
-    bubble_fraction: float  #: (makespan − ideal)/ideal, measured on the schedule
+    bubble_fraction: float  #: (makespan − ideal)/ideal, measured on the schedule (Megatron's measure)
+    bubble_share: float  #: (makespan − ideal)/makespan, the idle share of the step (GPipe's measure)
     peak_in_flight: tuple[int, ...]  #: per stage, the most chunks whose backward has not run
 
 
@@ -241,4 +242,5 @@ def schedule(kind: str, stages: int, microbatches: int, interleave: int = 1, bac
                 live += 1 if op.kind == "forward" else -1
                 peak = max(peak, live)
         peaks.append(peak)
-    return Schedule(kind, p, m, v, tb, tuple(ops), makespan, ideal, (makespan - ideal) / ideal, tuple(peaks))
+    return Schedule(kind, p, m, v, tb, tuple(ops), makespan, ideal, (makespan - ideal) / ideal,
+                    (makespan - ideal) / makespan, tuple(peaks))

@@ -1,9 +1,9 @@
 """What the tool pages draw beside their results: drawings (:mod:`calc.diagram`) and tables.
 
-:func:`page_view` is called by the build hook with a command's result and by
-the page's worker (through :func:`calc.series.page_request`) with the same
-result parsed back from JSON, so the picture and the tables are the same on
-both sides. A view is ``{"figures": [drawing, ...], "tables": {name: table}}``;
+:func:`page_view` is called by the build hook and by the page's worker (through
+:func:`calc.page.page_request`) with the same three things: the inputs as given
+(text, for links that carry them), their parsed values (:meth:`calc.command.Command.parse`)
+and the result, so the picture and the tables are the same on both sides. A view is ``{"figures": [drawing, ...], "tables": {name: table}}``;
 a table is ``{"caption", "head": [...], "rows": [[cell, ...]], "align": "lrr…"}``,
 a cell either text or ``{"text", "href"}`` (a link the page builds as an
 ``<a>`` whose ``href`` is set as an attribute, never as markup).
@@ -89,7 +89,7 @@ def stages_table(plan: dict) -> dict:
                   ["Stage", "Layers", "Parameters per GPU", "Memory per GPU", "Time per microbatch"], rows, "llrrr")
 
 
-def plan_view(inputs: Mapping, result: dict) -> dict:
+def plan_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
     return {"figures": [diagram.atlas_layout(result)],
             "tables": {"crossings": crossings_table(result["communications"]),
                        "memory": memory_table(result["memory_per_device"]),
@@ -99,23 +99,15 @@ def plan_view(inputs: Mapping, result: dict) -> dict:
 # ---------------------------------------------------------------------------- device-memory
 
 
-def device_memory_view(inputs: Mapping, result: dict) -> dict:
+def device_memory_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
     return {"figures": [diagram.memory_bars(result)], "tables": {"memory": memory_table(result)}}
 
 
 # ---------------------------------------------------------------------------- bubble (timelines)
 
 
-def _count_input(name: str, inputs: Mapping) -> int:
-    p = COMMANDS["bubble"].param(name)
-    text = inputs.get(name)
-    from .api import parse_param
-
-    return parse_param(p, p.default if text is None or str(text).strip() == "" else text)
-
-
-def bubble_view(inputs: Mapping, result: dict) -> dict:
-    p, m, v = (_count_input(k, inputs) for k in ("pipeline_parallel", "microbatches", "interleave"))
+def bubble_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
+    p, m, v = (values[k] for k in ("pipeline_parallel", "microbatches", "interleave"))
     figures, rows = [], []
     for kind, vk in (("gpipe", 1), ("1f1b", 1), ("interleaved", v)):
         name = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "Interleaved 1F1B"}[kind]
@@ -129,10 +121,8 @@ def bubble_view(inputs: Mapping, result: dict) -> dict:
             figures.append(_note(f"{name}: not drawn ({e})."))
             continue
         figures.append(diagram.timeline_layout(s, kind, p, m, vk))
-        ideal = 3 * vk * m
-        share = (s["makespan_slots"] - ideal) / s["makespan_slots"]
-        rows.append([name, str(vk), str(s["makespan_slots"]), str(ideal), f"{s['bubble_fraction']:.4g}",
-                     f"{share:.4g}", str(max(s["peak_in_flight"]))])
+        rows.append([name, str(vk), str(s["makespan_slots"]), str(s["ideal_slots"]), f"{s['bubble_fraction']:.4g}",
+                     f"{s['bubble_share']:.4g}", str(max(s["peak_in_flight"]))])
     table = _table("Measured on the generated schedules (a backward takes two slots)",
                    ["Schedule", "v", "Makespan (slots)", "Ideal (slots)", "Bubble / ideal", "Bubble / total",
                     "Peak chunks in flight"], rows)
@@ -182,7 +172,7 @@ def atlas_query(inputs: Mapping, parallel: Mapping) -> str:
     return urlencode([(k, x) for k, x in wanted.items() if x != defaults[k]])
 
 
-def search_view(inputs: Mapping, result: dict) -> dict:
+def search_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
     rows = []
     for pl in result["plans"]:
         par = pl["parallel"]
@@ -213,10 +203,10 @@ _REFUSAL_KIND = {"memory": "memory: does not fit", "combination": "divisibility 
 # ---------------------------------------------------------------------------- infer (the inference calculator)
 
 
-def serving_sweep(inputs: Mapping, result: dict) -> list[dict]:
+def serving_sweep(values: Mapping, result: dict) -> list[dict]:
     """``infer`` at batch sizes e, 2e, 4e, ... up to the most that fit, and the current batch (what the chart draws).
 
-    Each point evaluates the same inputs with another ``batch`` through :func:`calc.api.evaluate`.
+    Each point computes ``infer`` on the same parsed values with another ``batch``.
     """
     e, batch, most = result["parallel"]["expert"], result["batch"], result["max_concurrent_sequences"]
     sizes = {batch, most}
@@ -226,7 +216,7 @@ def serving_sweep(inputs: Mapping, result: dict) -> list[dict]:
         k *= 2
     points = []
     for b in sorted(sizes):
-        r = result if b == batch else evaluate("infer", {**inputs, "batch": str(b)})
+        r = result if b == batch else COMMANDS["infer"].compute({**values, "batch": b})
         points.append({"batch": b, "decode_time_per_token_s": r["decode_time_per_token_s"],
                        "decode_floor_s": r["decode_floor_s"], "tokens_per_s_per_replica": r["tokens_per_s_per_replica"],
                        "memory_bytes": r["memory_per_device"]["total_bytes"]})
@@ -274,8 +264,8 @@ def _sweep_table(points: list[dict]) -> dict:
                   "Inter-token latency", "Roofline floor", "Tokens/s per replica", "Memory per GPU"], rows)
 
 
-def infer_view(inputs: Mapping, result: dict) -> dict:
-    points = serving_sweep(inputs, result)
+def infer_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
+    points = serving_sweep(values, result)
     return {"figures": [diagram.serving_chart(points, result["batch"], result["max_concurrent_sequences"]),
                         diagram.memory_bars(result["memory_per_device"], diagram.SERVING_TERMS)],
             "tables": {"time": _serving_time_table(result), "sweep": _sweep_table(points),
@@ -293,6 +283,6 @@ PAGE_VIEWS = {"plan": plan_view, "device-memory": device_memory_view, "bubble": 
               "infer": infer_view}
 
 
-def page_view(command: str, inputs: Mapping, result: dict) -> dict:
-    """The view of ``command``'s ``result`` for ``inputs`` (see the module docstring)."""
-    return PAGE_VIEWS[command](inputs, result)
+def page_view(command: str, inputs: Mapping, values: Mapping, result: dict) -> dict:
+    """The view of ``command``'s ``result`` for ``inputs`` parsed as ``values`` (see the module docstring)."""
+    return PAGE_VIEWS[command](inputs, values, result)

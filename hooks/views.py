@@ -20,7 +20,7 @@ import json
 from dataclasses import replace
 from html import escape
 
-from calc.api import COMMANDS, Command, evaluate
+from calc.api import COMMANDS, Command, run
 from calc.presets import presets_for
 from calc.views import page_view
 
@@ -137,8 +137,8 @@ def render_presets(cmd: Command, names: list[str], uid: str) -> str:
 
 
 def render_tool(cmd: Command, uid: str, inputs: dict[str, str], presets: list[str]) -> str:
-    result = evaluate(cmd.name, inputs)
-    view = page_view(cmd.name, inputs, result)
+    values, result = run(cmd.name, inputs)
+    view = page_view(cmd.name, inputs, values, result)
     form = (render_presets(cmd, presets, uid) + "\n" if presets else "") + render_form(form_command(cmd), uid, inputs)
     outputs = f"{render_results(cmd, result)}\n{render_view(view, uid)}\n"
     return render_shell(cmd, uid, cmd.title, form, outputs, extra_class="calc--tool")

@@ -8,10 +8,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from calc import units
-from calc.api import COMMANDS, evaluate
+from calc.api import COMMANDS, evaluate, run
 from calc.diagram import atlas_layout, crossing_text, memory_bars, timeline_layout
 from calc.presets import ATLAS_DEFAULT, PRESETS
-from calc.series import page_request
+from calc.page import page_request
 from calc.views import atlas_query, atlas_defaults, page_view
 from hooks.views import render_marker, svg, table_html
 from hooks.markers import MARKER_RE, parse
@@ -124,7 +124,8 @@ def test_timeline_draws_every_op_and_the_bubbles():
 
 def test_bubble_view_has_three_schedules_and_measured_fractions():
     """GPipe, 1F1B and interleaved are drawn; the table gives the measured fraction and share."""
-    view = page_view("bubble", {"pipeline_parallel": "4", "microbatches": "8", "interleave": "2"}, {})
+    inputs = {"pipeline_parallel": "4", "microbatches": "8", "interleave": "2"}
+    view = page_view("bubble", inputs, *run("bubble", inputs))
     assert len(view["figures"]) == 3
     rows = view["tables"]["schedules"]["rows"]
     assert [r[0] for r in rows] == ["GPipe", "1F1B", "Interleaved 1F1B"]
@@ -168,8 +169,8 @@ def test_planner_links_restore_the_plan_in_the_atlas():
     inputs = dict(PRESETS["llama3-8b"].inputs)
     search_inputs = {k: x for k, x in inputs.items() if k in {p.name for p in COMMANDS["search"].params}
                      and k != "micro_batch"}
-    result = evaluate("search", search_inputs)
-    view = page_view("search", search_inputs, result)
+    values, result = run("search", search_inputs)
+    view = page_view("search", search_inputs, values, result)
     from urllib.parse import parse_qsl, urlsplit
 
     for row, summary in zip(view["tables"]["plans"]["rows"], result["plans"]):

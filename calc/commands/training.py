@@ -219,6 +219,7 @@ def _compute_schedule(v: dict) -> dict:
         "makespan_slots": s.makespan_slots,
         "ideal_slots": s.ideal_slots,
         "bubble_fraction": s.bubble_fraction,
+        "bubble_share": s.bubble_share,
         "peak_in_flight": list(s.peak_in_flight),
     }
 
@@ -235,7 +236,9 @@ SCHEDULE = Command(
     ),
     results=(
         Result("makespan_slots", "Makespan (slots)", "count"),
+        Result("ideal_slots", "Ideal (slots of work per stage)", "count"),
         Result("bubble_fraction", "Measured bubble / ideal", "ratio"),
+        Result("bubble_share", "Measured bubble / total", "ratio"),
         Result("peak_in_flight", "Peak chunks in flight per stage", "json"),
         Result("ops", "Operations", "json"),
     ),
