@@ -135,7 +135,7 @@ class ModelStateCapacity:
     device_memory_bytes: float  #: M, one device (bytes)
     data_parallel: int  #: N, data-parallel ranks the state is sharded over evenly (ZeRO-3)
     per_device_bytes: float  #: Ψ × k / N (bytes)
-    fits: str  #: "fits" or "does not fit" (per_device_bytes <= M)
+    fits: bool  #: per_device_bytes <= M
     min_data_parallel: int  #: ceil(Ψ × k / M), the fewest ranks that can hold the state
     state_to_memory: float  #: Ψ × k / M: how many devices' worth of memory the state is
 
@@ -152,7 +152,7 @@ def model_state_capacity(
 
     >>> c = model_state_capacity(7.5e9, 16, 80e9)
     >>> c.state_bytes, c.fits, c.min_data_parallel
-    (120000000000.0, 'does not fit', 2)
+    (120000000000.0, False, 2)
     >>> model_state_capacity(7.5e9, 16, 80e9, data_parallel=64).per_device_bytes
     1875000000.0
     """
@@ -167,7 +167,7 @@ def model_state_capacity(
         device_memory_bytes=m,
         data_parallel=n,
         per_device_bytes=per_device,
-        fits="fits" if per_device <= m else "does not fit",
+        fits=per_device <= m,
         # The tolerance keeps 35.000000000000004 (a rounding error) from becoming 36.
         min_data_parallel=max(1, math.ceil(state / m * (1 - 1e-12))),
         state_to_memory=state / m,

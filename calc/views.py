@@ -141,8 +141,7 @@ _PLAN_PARAMS = tuple(p.name for p in COMMANDS["plan"].params)
 
 def atlas_defaults() -> dict[str, str]:
     """The atlas's default inputs: its preset, blank where the preset says nothing."""
-    preset = PRESETS[ATLAS_DEFAULT].inputs
-    return {p.name: preset.get(p.name, p.default or "") for p in COMMANDS["plan"].params}
+    return COMMANDS["plan"].fields(PRESETS[ATLAS_DEFAULT].inputs)
 
 
 def atlas_query(inputs: Mapping, parallel: Mapping) -> str:

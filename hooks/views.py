@@ -116,7 +116,7 @@ def preset_inputs(cmd: Command, name: str) -> dict[str, str]:
     if name not in presets:
         raise MarkerError(f"unknown preset {name!r} (known: {', '.join(presets)})")
     values = {k: x for k, x in presets[name].inputs.items() if k not in _NOT_FROM_PRESETS.get(cmd.name, ())}
-    return {p.name: values.get(p.name, p.default or "") for p in cmd.params}
+    return cmd.fields(values)
 
 
 #: Preset fields a command's page leaves at their defaults (the planner searches the microbatch and the split).
@@ -156,8 +156,7 @@ def render_marker(marker: Marker) -> str:
     for n in presets:
         if n not in known:
             raise MarkerError(f"unknown preset {n!r} (known: {', '.join(known)})")
-    inputs = preset_inputs(cmd, base) if base else {p.name: cmd.example.get(p.name, p.default or "")
-                                                    for p in cmd.params}
+    inputs = preset_inputs(cmd, base) if base else cmd.fields(cmd.example)
     overrides = dict(marker.options)
     marker.options.clear()
     for name in overrides:

@@ -131,7 +131,7 @@ def test_zero_stage3_column_of_table_1(devices, per_device_gb):
 
 @pytest.mark.parametrize(
     ("memory", "fits", "min_data_parallel"),
-    [(120e9, "fits", 1), (120e9 - 1, "does not fit", 2), (60e9, "does not fit", 2), (59.99e9, "does not fit", 3)],
+    [(120e9, True, 1), (120e9 - 1, False, 2), (60e9, False, 2), (59.99e9, False, 3)],
 )
 def test_fits_and_min_data_parallel_both_sides_of_the_boundary(memory, fits, min_data_parallel):
     """Exactly enough memory fits; one byte less does not."""
@@ -200,7 +200,7 @@ def test_scaling_command_json_keys_and_values():
 def test_capacity_command_defaults():
     """The capacity command's defaults are the 7.5B example on a card of 80 GiB (2^30 B units): it does not fit."""
     out = evaluate("capacity", {})
-    assert (out["state_bytes"], out["fits"], out["min_data_parallel"]) == (120e9, "does not fit", 2)
+    assert (out["state_bytes"], out["fits"], out["min_data_parallel"]) == (120e9, False, 2)
     assert out["device_memory_bytes"] == 80 * 2**30
 
 

@@ -71,7 +71,7 @@ CAPACITY = Command(
     results=(
         Result("state_bytes", "Model state Ψ·k", "bytes"),
         Result("per_device_bytes", "Per device Ψ·k/N", "bytes"),
-        Result("fits", "Fits in M?", "text"),
+        Result("fits", "Fits in M?", "fits"),
         Result("min_data_parallel", "Fewest ranks that can hold it", "count"),
         Result("state_to_memory", "State / device memory", "ratio"),
         Result("device_memory_bytes", "Device memory M", "bytes"),

@@ -80,7 +80,7 @@ ATLAS_VECTORS = [
 
 
 def atlas_inputs(extra: dict[str, str]) -> dict[str, str]:
-    base = {p.name: PRESETS[ATLAS_DEFAULT].inputs.get(p.name, p.default or "") for p in COMMANDS["plan"].params}
+    base = COMMANDS["plan"].fields(PRESETS[ATLAS_DEFAULT].inputs)
     if "layers" in extra:  # a whole preset: fields it does not name take their defaults
-        base = {p.name: p.default or "" for p in COMMANDS["plan"].params}
+        base = COMMANDS["plan"].fields()
     return {**base, **extra}
