@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-from .plan import Plan
+from .plan import MEMORY_TERMS, Plan
 from .units import format_bytes, format_time
 
 __all__ = ["TimeRow", "MemoryRow", "CommunicationRow", "Setting", "Comparison", "compare", "differing", "PARTS", "TERMS"]
@@ -22,9 +22,8 @@ __all__ = ["TimeRow", "MemoryRow", "CommunicationRow", "Setting", "Comparison", 
 PARTS = (("compute", "compute_time_s"), ("pipeline bubble", "bubble_time_s"),
          ("exposed communication", "exposed_communication_s"), ("optimizer step", "optimizer_time_s"))
 #: Memory per GPU by term: (name, DeviceMemory field).
-TERMS = (("weights", "params_bytes"), ("gradients", "grads_bytes"), ("optimizer states", "optimizer_bytes"),
-         ("activations", "activations_bytes"), ("ZeRO-3 gathered layers", "buffers_bytes"),
-         ("reserve", "reserve_bytes"), ("total", "total_bytes"), ("GPU memory", "capacity_bytes"))
+TERMS = tuple((name, f"{key}_bytes") for key, name in MEMORY_TERMS) + (("total", "total_bytes"),
+                                                                       ("GPU memory", "capacity_bytes"))
 _STRATEGY = {"data": "data-parallel", "tensor": "tensor-parallel", "pipeline": "pipeline", "context": "context-parallel",
              "expert": "expert-parallel"}
 

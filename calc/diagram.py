@@ -20,6 +20,7 @@ picture is ``calc``'s.
 from __future__ import annotations
 
 from . import units
+from .plan import MEMORY_TERMS
 
 __all__ = ["atlas_layout", "timeline_layout", "memory_bars", "accuracy_chart", "serving_chart", "STRATEGY_NAMES",
            "MAX_TIMELINE_SLOTS", "SERVING_TERMS"]
@@ -363,9 +364,7 @@ def timeline_layout(sched: dict, kind: str, stages: int, microbatches: int, inte
 
 # ---------------------------------------------------------------------------- memory bars
 
-_TERMS = (("params", "weights"), ("grads", "gradients"), ("optimizer", "optimizer states"),
-          ("activations", "activations"), ("buffers", "ZeRO-3 gathered layers"),
-          ("reserve", "reserve (CUDA context, NCCL, fragmentation)"))
+_TERMS = MEMORY_TERMS
 #: The terms of a serving device's memory (``python -m calc infer``'s ``memory_per_device``).
 SERVING_TERMS = (("params", "weights"), ("kv_cache", "KV cache"), ("activations", "prefill activations"),
                  ("reserve", "reserve (CUDA context, NCCL, fragmentation)"))

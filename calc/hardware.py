@@ -46,6 +46,8 @@ GIB = 2.0**30
 GB = 1e9
 #: Largest cluster accepted.
 MAX_GPUS = 10**7
+#: Most GPUs in one node (or NVLink domain treated as one): NVL72 and NVL576 racks fit.
+MAX_GPUS_PER_NODE = 1024
 #: The compute data type each training or serving precision runs its matrix multiplies in.
 PRECISION_DTYPES = MappingProxyType({
     "bf16-adam": "bf16", "fp16-adam": "fp16", "megatron-bf16": "bf16", "megatron-fp16": "fp16",
@@ -336,7 +338,8 @@ def hardware(gpus: int, device_memory: float | None = None, flops_per_gpu: float
     if dtype not in template.peak_flops and flops_per_gpu is None:
         raise CalcError("precision", f"a data type {template.name} runs ({', '.join(template.peak_flops)})", dtype)
     g = count("gpus", gpus, maximum=MAX_GPUS)
-    gpn = count("gpus_per_node", template.gpus_per_node if gpus_per_node is None else gpus_per_node, maximum=1024)
+    gpn = count("gpus_per_node", template.gpus_per_node if gpus_per_node is None else gpus_per_node,
+                maximum=MAX_GPUS_PER_NODE)
     if g > gpn and g % gpn:
         raise CalcError("gpus", f"a multiple of gpus_per_node ({gpn}) or at most one node", g)
 

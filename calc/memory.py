@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from .check import count
 from .errors import CalcError
 from .model import ATTENTION, FLASH, MAX_HIDDEN, MAX_LAYERS, MAX_SEQ_LEN, precision as _precision
-from .pipeline import check_interleave, in_flight_chunks, stage_layers
+from .pipeline import MAX_INTERLEAVE, check_interleave, in_flight_chunks, stage_layers
 from .split import check_split
 
 __all__ = [
@@ -251,7 +251,7 @@ def activations(
                 ffn_hidden=None if ffn_hidden is None else count("ffn_hidden", ffn_hidden, maximum=16 * MAX_HIDDEN),
                 hidden=count("hidden", hidden, maximum=MAX_HIDDEN), seq_len=count("seq_len", seq_len, maximum=MAX_SEQ_LEN),
                 layers=l)
-    v = count("interleave", interleave, maximum=1024)
+    v = count("interleave", interleave, maximum=MAX_INTERLEAVE)
     m = 2 * p * v if microbatches is None else count("microbatches", microbatches)
     check_interleave(p, m, v)
     if v > 1:

@@ -22,6 +22,9 @@ from functools import lru_cache
 from .check import count
 from .errors import CalcError
 
+#: Most model chunks per stage (interleaving) any command takes.
+MAX_INTERLEAVE = 1024
+
 __all__ = [
     "Bubble",
     "bubble",
@@ -86,7 +89,7 @@ def bubble(stages: int, microbatches: int, interleave: int = 1) -> Bubble:
     """
     p = count("pipeline_parallel", stages)
     m = count("microbatches", microbatches)
-    v = count("interleave", interleave, maximum=1024)
+    v = count("interleave", interleave, maximum=MAX_INTERLEAVE)
     check_interleave(p, m, v)
     return Bubble(p, m, v, (p - 1) / (v * m), (p - 1) / (v * m + p - 1))
 
@@ -194,7 +197,7 @@ def schedule(kind: str, stages: int, microbatches: int, interleave: int = 1, bac
         raise CalcError("schedule", "one of " + ", ".join(SCHEDULES), kind)
     p = count("pipeline_parallel", stages)
     m = count("microbatches", microbatches)
-    v = count("interleave", interleave, maximum=1024)
+    v = count("interleave", interleave, maximum=MAX_INTERLEAVE)
     tb = count("backward_slots", backward_slots, maximum=16)
     if kind != "interleaved" and v != 1:
         raise CalcError("interleave", f"1 for the {kind} schedule", v)

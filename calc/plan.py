@@ -71,7 +71,7 @@ from .hardware import GIB, MAX_GPUS, Hardware, hardware
 from .memory import MAX_DEGREE, RECOMPUTE, layer_activation_bytes
 from .model import FLASH, Model, Precision, layer_params, precision as _precision
 from .network import Link, collective_time, group_link
-from .pipeline import check_interleave, in_flight_chunks, stage_layers as _even_stage_layers
+from .pipeline import MAX_INTERLEAVE, check_interleave, in_flight_chunks, stage_layers as _even_stage_layers
 from .spec import AXES
 from .split import check_split
 from .work import LayerWork, head_work, kv_hidden_per_rank, layer_work, optimizer_time
@@ -195,7 +195,7 @@ def parallel(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1
     z = count("zero", zero, minimum=0, maximum=3)
     if recompute not in RECOMPUTE:
         raise CalcError("recompute", "one of " + ", ".join(RECOMPUTE), recompute)
-    v = count("interleave", interleave, maximum=1024)
+    v = count("interleave", interleave, maximum=MAX_INTERLEAVE)
     layers = None
     if stage_layers is not None:
         if not isinstance(stage_layers, (list, tuple)) or not stage_layers or len(stage_layers) > MAX_DEGREE:
@@ -739,6 +739,18 @@ def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangemen
 
 
 # ---------------------------------------------------------------------------- 4. estimate
+
+
+#: The terms of a training GPU's memory, ``(key, name)`` with ``DeviceMemory.<key>_bytes`` each: the one list
+#: the device-memory results, the atlas's table and bars, and compare's rows are made from.
+MEMORY_TERMS = (("params", "weights"), ("grads", "gradients"), ("optimizer", "optimizer states"),
+                ("activations", "activations"), ("buffers", "ZeRO-3 gathered layers"),
+                ("reserve", "reserve (CUDA context, NCCL, fragmentation)"))
+
+
+def term_title(name: str) -> str:
+    """A term's name as a heading: ``weights`` → ``Weights`` (``ZeRO-3 ...`` kept as it is)."""
+    return name[:1].upper() + name[1:]
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,10 @@ class Preset:
 
 _A100_CLUSTER = {"profile": "a100-sxm4-80gb"}
 _H100_CLUSTER = {"profile": "h100-sxm5-80gb"}
+#: Llama-3 8B's shape (Meta 2024), and Mixtral 8x7B's layers, which are the same but for the experts.
+_LLAMA3_8B = dict(layers="32", hidden="4096", heads="32", kv_heads="8", ffn_hidden="14336", gated_mlp="true",
+                  vocab="128256")
+_MIXTRAL_LAYERS = {**_LLAMA3_8B, "vocab": "32000", "experts": "8", "top_k": "2"}
 
 
 def _preset(name: str, title: str, source: str, **inputs: str) -> Preset:
@@ -59,8 +63,7 @@ _ALL = (
         "V = 128256, s = 8192; Meta 2024). The split (TP 2 with sequence parallelism, 4 data-parallel "
         "replicas with ZeRO-1, selective recomputation) and the batch of 64 sequences are our choices for "
         "one node.",
-        layers="32", hidden="4096", heads="32", kv_heads="8", ffn_hidden="14336", gated_mlp="true",
-        vocab="128256", seq_len="8192", micro_batch="1", global_batch="64", gpus="8", **_H100_CLUSTER,
+        **_LLAMA3_8B, seq_len="8192", micro_batch="1", global_batch="64", gpus="8", **_H100_CLUSTER,
         data_parallel="4", tensor_parallel="2", pipeline_parallel="1", context_parallel="1", expert_parallel="1",
         zero="1", sequence_parallel="true",
         recompute="selective", interleave="1", precision="bf16-adam",
@@ -71,8 +74,7 @@ _ALL = (
         "8 KV heads, 8 SwiGLU experts of 14336 per layer, top-2 routing, V = 32000); sequence length 4096. "
         "The split (expert-parallel 4, TP 2, 4 pipeline stages, 2 data-parallel replicas, ZeRO-1) and the "
         "batch of 512 sequences are our choices.",
-        layers="32", hidden="4096", heads="32", kv_heads="8", ffn_hidden="14336", gated_mlp="true",
-        vocab="32000", seq_len="4096", experts="8", top_k="2", micro_batch="1", global_batch="512", gpus="64",
+        **_MIXTRAL_LAYERS, seq_len="4096", micro_batch="1", global_batch="512", gpus="64",
         **_H100_CLUSTER, data_parallel="2", tensor_parallel="2", pipeline_parallel="4", context_parallel="1",
         expert_parallel="4", zero="1",
         sequence_parallel="true", recompute="selective", interleave="1", precision="bf16-adam",
@@ -90,8 +92,7 @@ _SERVING = (
         "Llama-3 8B's published shape (Meta 2024: 32 layers, h = 4096, 32 heads, 8 KV heads, SwiGLU MLP of 14336, "
         "V = 128256, 8192-token context). The split, the batch of 16 and the 1024-token prompts with 256-token "
         "outputs are our choices.",
-        layers="32", hidden="4096", heads="32", kv_heads="8", ffn_hidden="14336", gated_mlp="true", vocab="128256",
-        max_context="8192", batch="16", prompt_tokens="1024", output_tokens="256", weight_precision="bf16",
+        **_LLAMA3_8B, max_context="8192", batch="16", prompt_tokens="1024", output_tokens="256", weight_precision="bf16",
         kv_precision="bf16", profile="h100-sxm5-80gb", gpus="8", data_parallel="4", tensor_parallel="2",
         pipeline_parallel="1", context_parallel="1",
         expert_parallel="1",
@@ -122,8 +123,7 @@ _SERVING = (
         "experts of 14336, top-2, V = 32000, 32768-token context). Experts spread over 4 expert-parallel ranks, "
         "each also splitting its layers 2 ways; the batch of 32 is split over the expert ranks for attention. The "
         "split and workload are our choices.",
-        layers="32", hidden="4096", heads="32", kv_heads="8", ffn_hidden="14336", gated_mlp="true", vocab="32000",
-        experts="8", top_k="2", max_context="32768", batch="32", prompt_tokens="2048", output_tokens="512",
+        **_MIXTRAL_LAYERS, max_context="32768", batch="32", prompt_tokens="2048", output_tokens="512",
         weight_precision="bf16", kv_precision="bf16", profile="h100-sxm5-80gb", gpus="8", data_parallel="1",
         tensor_parallel="2",
         pipeline_parallel="1", context_parallel="1", expert_parallel="4",

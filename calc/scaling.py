@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from .check import MAX_BYTES, MAX_COUNT, MAX_SECONDS, MIN_BYTES, MIN_SECONDS, count, real
 from .collectives import ring_allreduce
+from .memory import MAX_PARAMS
 
 __all__ = [
     "MAX_PARAMS",
@@ -44,11 +45,10 @@ __all__ = [
 ]
 
 #: Largest parameter count accepted: 10^15 (a thousand times the largest published dense models).
-MAX_PARAMS = 1e15
 
 
 def _params(value: object) -> float:
-    return real("params", value, maximum=MAX_PARAMS, unit="parameters")
+    return real("params", value, maximum=float(MAX_PARAMS), unit="parameters")
 
 
 def _bytes_per(name: str, value: object) -> float:

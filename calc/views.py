@@ -18,6 +18,7 @@ from . import diagram, units
 from .api import COMMANDS, evaluate, format_result
 from .errors import CalcError
 from .presets import ATLAS_DEFAULT, PRESETS
+from .plan import MEMORY_TERMS, term_title
 from .spec import spec_key
 
 __all__ = ["page_view", "PAGE_VIEWS", "atlas_query", "ATLAS_HREF"]
@@ -52,9 +53,8 @@ def crossings_table(comms: list[dict], caption: str = _CROSSINGS_CAPTION) -> dic
                   rows, "llllrrrrlrr")
 
 
-_MEMORY_ROWS = (("params_bytes", "Weights"), ("grads_bytes", "Gradients"), ("optimizer_bytes", "Optimizer states"),
-                ("activations_bytes", "Activations"), ("buffers_bytes", "ZeRO-3 gathered layers"),
-                ("reserve_bytes", "Reserve (CUDA context, NCCL, fragmentation)"), ("total_bytes", "Total"), ("capacity_bytes", "GPU memory"), ("headroom_bytes", "Headroom"))
+_MEMORY_ROWS = tuple((f"{key}_bytes", term_title(name)) for key, name in MEMORY_TERMS) + (
+    ("total_bytes", "Total"), ("capacity_bytes", "GPU memory"), ("headroom_bytes", "Headroom"))
 
 
 def memory_table(mem: dict) -> dict:

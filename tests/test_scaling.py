@@ -151,7 +151,7 @@ def test_min_data_parallel_is_not_pushed_up_by_rounding():
     ("kwargs", "message"),
     [
         ({"params": -1.0}, "params must be a number > 0 parameters, got -1.0"),
-        ({"params": MAX_PARAMS * 2}, "params must be a number <= 1e+15 parameters, got 2000000000000000.0"),
+        ({"params": 2 * float(MAX_PARAMS)}, "params must be a number <= 1e+15 parameters, got 2000000000000000.0"),
         ({"bytes_per_param": 0}, "bytes_per_param must be a number > 0 bytes, got 0"),
         ({"device_memory": 0}, "device_memory must be a number > 0 bytes, got 0"),
         ({"data_parallel": 0}, "data_parallel must be a whole number >= 1, got 0"),

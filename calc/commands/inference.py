@@ -13,7 +13,7 @@ from .. import model as _model
 from ..command import Command, Param, Result
 from ..kvcache import KV_PRECISIONS
 from ..spec import AXES
-from .plan import _PARALLEL_DEGREES, _SPEC_HARDWARE, _SPEC_MODEL, _spec_hardware
+from .plan import _PARALLEL_DEGREES, _SPEC_HARDWARE, _SPEC_MODEL, LLAMA3_8B_MODEL, _spec_hardware
 
 _MODEL = tuple(p for p in _SPEC_MODEL if p.name != "seq_len") + (
     Param("max_context", "count", "Context window (tokens; prompt + output must fit)", help="Blank: no limit.",
@@ -72,8 +72,7 @@ def _compute_infer(v: dict) -> dict:
 
 
 _LLAMA3_8B = {
-    "layers": "32", "hidden": "4096", "heads": "32", "kv_heads": "8", "ffn_hidden": "14336", "gated_mlp": "true",
-    "vocab": "128256", "max_context": "8192", "batch": "16", "prompt_tokens": "1024", "output_tokens": "256",
+    **LLAMA3_8B_MODEL, "max_context": "8192", "batch": "16", "prompt_tokens": "1024", "output_tokens": "256",
     "profile": "h100-sxm5-80gb", "gpus": "8", "data_parallel": "4", "tensor_parallel": "2",
 }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 
+from .. import compute as _compute
 from .. import hardware as _hardware
 from .. import memory as _memory
 from .. import model as _model
@@ -14,6 +15,8 @@ from .. import search as _search
 from ..check import MAX_COUNT
 from ..command import Command, Param, Result
 from ..errors import CalcError
+from ..pipeline import MAX_INTERLEAVE
+from ..presets import PRESETS
 from ..spec import AXES, spec_key
 from .training import _MAX_DEGREE
 
@@ -52,7 +55,7 @@ _SPEC_HARDWARE = (
           choices=tuple(_hardware.PROFILES), section="hardware"),
     Param("gpus", "count", "GPUs", required=True, maximum=float(_hardware.MAX_GPUS), section="hardware"),
     Param("gpus_per_node", "count", "GPUs per node (NVLink domain)", help="Blank: the profile's (8; 72 for NVL72).",
-          maximum=1024, section="hardware"),
+          maximum=_hardware.MAX_GPUS_PER_NODE, section="hardware"),
     Param("device_memory", "size", "Memory per GPU (e.g. 80GiB)", help="Blank: the profile's.", section="hardware"),
     Param("reserve", "size", "Memory kept back per GPU (CUDA context, NCCL, fragmentation)", default="2GiB",
           section="hardware"),
@@ -81,7 +84,7 @@ _PARALLEL_DEGREES = tuple(
     Param("sequence_parallel", "flag", "Sequence parallelism", default="false", section="parallel"),
     Param("recompute", "choice", "Activation recomputation", default="none", choices=_memory.RECOMPUTE,
           section="parallel"),
-    Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024, section="parallel"),
+    Param("interleave", "count", "Model chunks per stage v", default="1", maximum=MAX_INTERLEAVE, section="parallel"),
     Param("stage_layers", "counts", "Layers per stage (e.g. 7,8,...,8,7)", help="Blank: as even as possible.",
           maximum=_model.MAX_LAYERS, section="parallel"),
 )
@@ -98,7 +101,7 @@ _SPEC_PARALLEL = _PARALLEL_DEGREES + _SCHEDULE
 _SPEC_TRAINING = (
     Param("precision", "choice", "Precision recipe", default="bf16-adam", choices=tuple(_model.PRECISIONS),
           section="training"),
-    Param("tokens", "count", "Training tokens (for the training time)", maximum=1e16, section="training"),
+    Param("tokens", "count", "Training tokens (for the training time)", maximum=_compute.MAX_TOKENS, section="training"),
 )
 
 
@@ -135,11 +138,11 @@ def _compute_plan(v: dict) -> dict:
     return p.as_dict()
 
 
-_LLAMA3_8B = {
-    "layers": "32", "hidden": "4096", "heads": "32", "kv_heads": "8", "ffn_hidden": "14336", "gated_mlp": "true",
-    "vocab": "128256", "seq_len": "8192", "micro_batch": "1", "global_batch": "512", "gpus": "64",
-    "profile": "h100-sxm5-80gb",
-}
+#: Llama-3 8B's shape, from its preset (the one place it is written).
+LLAMA3_8B_MODEL = {k: PRESETS["llama3-8b"].inputs[k]
+                   for k in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab")}
+_LLAMA3_8B = {**LLAMA3_8B_MODEL, "seq_len": "8192", "micro_batch": "1", "global_batch": "512", "gpus": "64",
+              "profile": "h100-sxm5-80gb"}
 
 PLAN = Command(
     name="plan",
@@ -193,7 +196,7 @@ SEARCH = Command(
         Param("micro_batch", "count", "Microbatch size (blank: searched)", section="batch"),
     ) + _SPEC_BATCH[1:] + _SPEC_HARDWARE + _SEARCH_PARALLEL + _SPEC_TRAINING + (
         Param("top", "count", "Plans to return (fastest first)", default="10", maximum=_search.MAX_TOP),
-        Param("max_micro_batch", "count", "Largest microbatch tried", default="16", maximum=1024),
+        Param("max_micro_batch", "count", "Largest microbatch tried", default="16", maximum=_search.MAX_MICRO_BATCH),
     ),
     results=(
         Result("plans", "Plans that fit, fastest first", "json"),
@@ -251,12 +254,7 @@ DEVICE_MEMORY = Command(
         Result("total_bytes", "Total per GPU (reserve included)", "bytes"),
         Result("fits", "Fits in the GPU's memory", "fits"),
         Result("binding_term", "Largest term", "text"),
-        Result("params_bytes", "Weights", "bytes"),
-        Result("grads_bytes", "Gradients", "bytes"),
-        Result("optimizer_bytes", "Optimizer states", "bytes"),
-        Result("activations_bytes", "Activations", "bytes"),
-        Result("buffers_bytes", "ZeRO-3 gathered layers", "bytes"),
-        Result("reserve_bytes", "Reserve (CUDA context, NCCL, fragmentation)", "bytes"),
+        *(Result(f"{key}_bytes", _plan.term_title(name), "bytes") for key, name in _plan.MEMORY_TERMS),
         Result("headroom_bytes", "Headroom (negative: over)", "bytes"),
         Result("capacity_bytes", "GPU memory", "bytes"),
         Result("total_gb", "Total per GPU in GB (10^9 B)", "ratio"),

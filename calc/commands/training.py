@@ -97,7 +97,7 @@ ACTIVATIONS = Command(
         Param("sequence_parallel", "flag", "Sequence parallelism", default="false"),
         _RECOMPUTE,
         Param("pipeline_parallel", "count", "Pipeline stages p", default="1", maximum=_MAX_DEGREE),
-        Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024),
+        Param("interleave", "count", "Model chunks per stage v", default="1", maximum=_pipeline.MAX_INTERLEAVE),
         Param("microbatches", "count", "Microbatches per step m", help="Blank: enough to fill the warm-up (2p)."),
         Param("context_parallel", "count", "Context-parallel degree c", default="1", maximum=_MAX_DEGREE),
         Param("kv_heads", "count", "Key/value heads", help="Blank: = heads.", maximum=_model.MAX_HIDDEN),
@@ -194,7 +194,7 @@ def _compute_bubble(v: dict) -> dict:
 _STAGES = (
     Param("pipeline_parallel", "count", "Pipeline-parallel degree (stages) p", default="8", maximum=_MAX_DEGREE),
     Param("microbatches", "count", "Microbatches per step m", default="32"),
-    Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024),
+    Param("interleave", "count", "Model chunks per stage v", default="1", maximum=_pipeline.MAX_INTERLEAVE),
 )
 
 BUBBLE = Command(
@@ -231,7 +231,7 @@ SCHEDULE = Command(
         Param("kind", "choice", "Schedule", default="1f1b", choices=_pipeline.SCHEDULES),
         Param("pipeline_parallel", "count", "Pipeline-parallel degree (stages) p", default="4", maximum=_MAX_DEGREE),
         Param("microbatches", "count", "Microbatches per step m", default="8"),
-        Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024),
+        Param("interleave", "count", "Model chunks per stage v", default="1", maximum=_pipeline.MAX_INTERLEAVE),
         Param("backward_slots", "count", "Slots per backward (a forward is 1)", default="2", maximum=16),
     ),
     results=(
