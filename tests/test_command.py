@@ -12,7 +12,7 @@ import math
 import pytest
 
 from calc import units
-from calc.api import COMMANDS, evaluate, evaluate_for_page
+from calc.api import COMMANDS, _check_finite, evaluate, evaluate_for_page
 from calc.command import _NUMBER_RE, parse_param
 from calc.errors import CalcError
 
@@ -127,11 +127,9 @@ def test_denormal_inputs_are_refused_by_name(kind, text):
 
 def test_a_non_finite_result_is_refused():
     """The last guard: inputs within every limit whose result is not finite are refused, never printed."""
-    from calc import api
-
     # Every input's floor keeps today's results finite, so the guard is tried on a result that is not.
     with pytest.raises(CalcError, match=r"^inputs must be values that give finite results .*got 'plan.step = inf'"):
-        api._check_finite({"plan": {"step": math.inf, "stages": [1.0]}})
+        _check_finite({"plan": {"step": math.inf, "stages": [1.0]}})
     with pytest.raises(CalcError, match=r"got 'rows\[1\] = nan'"):
-        api._check_finite({"rows": [1.0, math.nan]})
-    api._check_finite({"huge": 8e31, "rows": [{"a": 1.0}]})
+        _check_finite({"rows": [1.0, math.nan]})
+    _check_finite({"huge": 8e31, "rows": [{"a": 1.0}]})
