@@ -157,7 +157,7 @@ def test_a_100_kb_argument_through_a_real_argv(tmp_path):
     assert p.stderr.startswith("python -m calc allreduce: error: payload must be a size such as")
 
 
-@pytest.mark.parametrize("field", ["memory", "layers", "gated_mlp", "recompute", "kv_heads"])
+@pytest.mark.parametrize("field", ["device_memory", "layers", "gated_mlp", "recompute", "kv_heads"])
 def test_a_999_000_character_spec_value_is_one_line_naming_it(capsys, tmp_path, field):
     """A SPEC value just under the file's 1,000,000-character limit: exit 2 naming section.field."""
     from tests.test_cli_commands import SPEC

@@ -13,7 +13,7 @@ import pytest
 
 from calc import units
 from calc.api import COMMANDS, _check_finite, evaluate, evaluate_for_page
-from calc.command import _NUMBER_RE, parse_param
+from calc.command import _NUMBER_RE, format_result, parse_param
 from calc.errors import CalcError
 
 MB = 1_000_000
@@ -133,3 +133,29 @@ def test_a_non_finite_result_is_refused():
     with pytest.raises(CalcError, match=r"got 'rows\[1\] = nan'"):
         _check_finite({"rows": [1.0, math.nan]})
     _check_finite({"huge": 8e31, "rows": [{"a": 1.0}]})
+
+
+def test_every_declared_unit_and_kind_has_its_function():
+    """Every result's unit formats and every parameter's kind parses: the registries hold all the commands use."""
+    from calc.command import KINDS, UNITS
+
+    for cmd in COMMANDS.values():
+        assert {p.kind for p in cmd.params} <= set(KINDS), cmd.name
+        assert {r.unit for r in cmd.results} <= set(UNITS), cmd.name
+    samples = {"fits": True, "json": {"a": [1]}, "text": "x"}
+    for unit in UNITS:
+        text = format_result(unit, samples.get(unit, 1234.5))
+        assert text and "\n" not in text, unit
+    assert format_result("fits", False) == "does not fit"
+
+
+def test_an_unknown_unit_or_kind_is_refused_when_declared():
+    """A typo in a declaration fails at import, not as a silent str(value) on the page."""
+    from calc.command import Param, Result
+
+    with pytest.raises(ValueError, match="unknown unit 'byte'"):
+        Result("x", "X", "byte")
+    with pytest.raises(ValueError, match="unknown kind 'sise'"):
+        Param("x", "sise", "X")
+    with pytest.raises(KeyError):
+        format_result("byte", 1.0)

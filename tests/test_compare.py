@@ -12,6 +12,7 @@ from calc.hardware import hardware
 from calc.model import model
 from calc.plan import parallel, plan
 from calc.presets import PRESETS
+from calc.spec import spec_key
 
 LLAMA = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
 H100 = hardware(64, profile_name="h100-sxm5-80gb")
@@ -23,10 +24,10 @@ def llama(**split) -> object:
 
 def spec_of(preset: str, **changes: object) -> dict:
     """A preset's inputs as a SPEC (sections from the plan command's parameters)."""
-    sections = {p.name: p.section for p in COMMANDS["plan"].params}
+    sections = COMMANDS["plan"].spec_fields
     spec: dict = {}
     for k, x in {**PRESETS[preset].inputs, **changes}.items():
-        spec.setdefault(sections[k], {})[k] = x
+        spec.setdefault(sections[k], {})[spec_key(k, sections[k])] = x
     return spec
 
 
@@ -126,7 +127,8 @@ def test_command_compares_attention_kernels_of_one_model():
 
 
 @pytest.mark.parametrize("side,changes,message", [
-    ("b", {"tensor": "3"}, "b.hardware.gpus must be a multiple of tensor × pipeline × context × expert = 3, got 8"),
+    ("b", {"tensor_parallel": "3"}, "b.hardware.gpus must be a multiple of tensor_parallel × pipeline_parallel × "
+                                    "context_parallel × expert_parallel = 3, got 8"),
     ("a", {"kv_heads": "0"}, "a.model.kv_heads must be a whole number >= 1, got 0"),
 ])
 def test_command_errors_name_the_plan_and_the_field(side, changes, message):

@@ -19,7 +19,7 @@ from ..spec import flatten, qualified
 from .plan import _LLAMA3_8B, PLAN, _spec_hardware, _spec_model, _spec_parallel
 
 #: Flat field → SPEC section, for every field of a plan's SPEC.
-_SECTIONS = {p.name: p.section for p in PLAN.params}
+_SECTIONS = PLAN.spec_fields
 #: What makes two plans plans of one model: the architecture, not the attention kernel that runs it.
 _SAME_MODEL = tuple(f.name for f in fields(Model) if f.name != "attention")
 
@@ -44,7 +44,7 @@ def _compute_compare(v: dict) -> dict:
         if getattr(ma, f) != getattr(mb, f):
             raise CalcError(f"model.{f}", "the same in A and B (compare takes two plans of one model)",
                             (getattr(ma, f), getattr(mb, f)))
-    names = {k: f"{section}.{k}" for k, section in _SECTIONS.items() if k not in _SAME_MODEL}
+    names = {k: qualified(k, _SECTIONS) for k in _SECTIONS if k not in _SAME_MODEL}
     return _compare.compare(a, b, _compare.differing(va, vb, names)).as_dict()
 
 

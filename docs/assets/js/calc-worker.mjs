@@ -2,7 +2,7 @@
 //
 // Start-up: boot Pyodide while reading assets/runtime/manifest.json and fetching the wheel it
 // names; check the wheel's sha256 against the manifest; unpack it into site-packages; import
-// calc.series.
+// calc.page.
 // Then it posts {type: "ready"} or {type: "unavailable", reason}.
 //
 // Health, for the page's watchdog (calc-runtime.mjs): Pyodide does not reject when one of its own
@@ -12,7 +12,7 @@
 // {type: "pong"} whenever this thread is free: a worker that answers but receives nothing is waiting
 // on a network that has stopped; one that does not answer is busy starting Python.
 //
-// Protocol, page -> worker: {id, request} where request is what calc.series.page_request
+// Protocol, page -> worker: {id, request} where request is what calc.page.page_request
 // takes ({op: "evaluate", command, inputs} or {op: "ring", ranks}), or {type: "ping"}.
 // Worker -> page: {id, answer} (the parsed JSON that page_request returns) or
 // {id, failure} when the runtime is unavailable or Python raised something unexpected.
@@ -93,8 +93,8 @@ async function start() {
   }
   const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
   pyodide.unpackArchive(await wheel, "wheel", { extractDir: sitePackages });
-  // An owned proxy of calc.series.page_request, kept for the worker's lifetime.
-  const pageRequest = pyodide.runPython("from calc.series import page_request\npage_request");
+  // An owned proxy of calc.page.page_request, kept for the worker's lifetime.
+  const pageRequest = pyodide.runPython("from calc.page import page_request\npage_request");
   return { pageRequest, version: pyodide.version };
 }
 
