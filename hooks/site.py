@@ -1,6 +1,8 @@
 """What the hooks do, event by event; :mod:`hooks.entry` delegates here.
 
-Renderers: :mod:`hooks.tables` (values, tables), :mod:`hooks.widgets`
+Renderers take their command and inputs through :mod:`hooks.arguments` and write HTML from the
+theme's Jinja templates through :mod:`hooks.templates`: :mod:`hooks.tables` (values, tables),
+:mod:`hooks.content` (cases, schedules, commands, names, parameter counts), :mod:`hooks.widgets`
 (calculators), :mod:`hooks.views` (the tool pages: atlas, memory, timeline, planner),
 :mod:`hooks.accuracy` (the planner against measured runs). Assets: :mod:`hooks.assets` (npm files served by the site), :mod:`hooks.runtime`
 (Pyodide and the ``calc`` wheel for the page's worker), :mod:`hooks.quiz` (questions with
