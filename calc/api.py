@@ -28,7 +28,7 @@ __all__ = [
 COMMANDS: dict[str, Command] = {
     c.name: c
     for c in (
-        batch.BATCH, collectives.ALLREDUCE, training.MEMORY, training.ACTIVATIONS, training.FLOPS,
+        batch.BATCH, batch.SEQUENCES, collectives.ALLREDUCE, training.MEMORY, training.ACTIVATIONS, training.FLOPS,
         training.TRAIN_TIME, training.BUBBLE, training.SCHEDULE, *collectives.GATHER_LIKE,
         collectives.ALLREDUCE_ALGORITHMS, collectives.TWO_LEVEL, plan.PLAN, plan.SEARCH, scaling.SCALING,
         scaling.CAPACITY, collectives.TRAFFIC, plan.DEVICE_MEMORY, plan.HARDWARE, validate.VALIDATE, export.EXPORT,

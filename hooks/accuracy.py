@@ -17,6 +17,7 @@ from calc.api import evaluate, format_result
 from calc.diagram import accuracy_chart
 from calc.units import format_flops, format_time
 
+from . import arguments, templates
 from .markers import Marker, MarkerError
 from .tables import Table
 from .views import svg
@@ -88,13 +89,13 @@ def _sweeps(v: dict) -> Table:
 
 
 def render_validation(marker: Marker) -> str:
-    if marker.words:
-        raise MarkerError("takes no command name: calc:validation show=chart|summary|runs|constants|bounds|rankings")
+    arguments.no_command(marker, "show=chart|summary|runs|constants|bounds|rankings|sweeps")
     show = marker.take("show")
     v = _validation()
     if show == "chart":
         groups = list(dict.fromkeys(r["group"] for r in v["runs"]))
-        return f'\n\n<figure class="tool__figure">{svg(accuracy_chart(v["runs"], groups), "accuracy-chart")}</figure>\n\n'
+        figure = templates.render("figure.html", svg=svg(accuracy_chart(v["runs"], groups), "accuracy-chart"))
+        return f"\n\n{figure}\n\n"
     tables = {"summary": _summary, "runs": _runs, "constants": _constants, "bounds": _bounds, "rankings": _rankings,
               "sweeps": _sweeps}
     if show not in tables:

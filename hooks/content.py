@@ -11,11 +11,6 @@
     as a table: one row per step, one column per rank, each cell the chunk that
     rank sends to its right-hand neighbour and what the neighbour does with it.
 
-``<!-- calc:sequences tokens=T seq_len=S [multiple_of=K] [show=sequences|tokens] -->``
-    Sequences per update for a token budget, rounded down to a multiple of
-    ``K`` (:func:`calc.batch.sequences_for_tokens`), or the tokens those
-    sequences hold.
-
 ``<!-- calc:commands -->``
     Every command of ``python -m calc`` (:data:`calc.api.COMMANDS`, the list
     ``--help`` prints) with what it computes, so a page that lists them never
@@ -33,7 +28,6 @@
 
 from __future__ import annotations
 
-from calc import batch as _batch
 from calc import model as _model
 from calc.api import COMMANDS
 from calc.collectives import ring_allreduce_schedule
@@ -41,16 +35,17 @@ from calc.spec import NAMES
 from calc.units import format_count
 
 from .markers import Marker, MarkerError
-from .tables import Table, _command, _params, build_cases
+from . import arguments
+from .tables import Table, build_cases
 
 
 def render_cases(marker: Marker) -> str:
-    cmd = _command(marker)
+    cmd = arguments.command(marker)
     vary, values, columns = marker.take("vary"), marker.take("values"), marker.take("columns")
     if not (vary and values and columns):
         raise MarkerError('needs vary=P1,P2 values="a1,a2;b1,b2" columns=KEY,KEY')
     cases = [[v.strip() for v in case.split(",")] for case in values.split(";")]
-    return build_cases(cmd, vary.split(","), cases, columns.split(","), _params(marker, cmd)).as_markdown()
+    return build_cases(cmd, vary.split(","), cases, columns.split(","), arguments.inputs(marker, cmd)).as_markdown()
 
 
 def build_schedule(ranks: int) -> Table:
@@ -65,8 +60,7 @@ def build_schedule(ranks: int) -> Table:
 
 
 def render_schedule(marker: Marker) -> str:
-    if marker.words:
-        raise MarkerError("takes no command name: calc:schedule ranks=P")
+    arguments.no_command(marker, "ranks=P")
     ranks = marker.take("ranks")
     if ranks is None:
         raise MarkerError("needs ranks=P")
@@ -77,26 +71,6 @@ def render_schedule(marker: Marker) -> str:
     return build_schedule(int(ranks)).as_markdown()
 
 
-def render_sequences(marker: Marker) -> str:
-    if marker.words:
-        raise MarkerError("takes no command name: calc:sequences tokens=T seq_len=S")
-    tokens, seq_len = marker.take("tokens"), marker.take("seq_len")
-    multiple = marker.take("multiple_of", "1")
-    show = marker.take("show", "sequences")
-    if tokens is None or seq_len is None:
-        raise MarkerError("needs tokens=T seq_len=S")
-    if show not in ("sequences", "tokens"):
-        raise MarkerError(f"show must be sequences or tokens, got {show!r}")
-    try:
-        t, s, k = float(tokens), int(seq_len), int(multiple)
-    except ValueError as e:
-        raise MarkerError(f"tokens, seq_len and multiple_of must be numbers: {e}") from None
-    n = _batch.sequences_for_tokens(t, s, multiple_of=k)
-    if show == "sequences":
-        return format_count(n, "sequences")
-    return format_count(_batch.global_batch(n, 1, 1, seq_len=s).tokens_per_update, "tokens")
-
-
 def build_commands() -> Table:
     """One row per command of ``python -m calc``, in the order ``--help`` lists them."""
     rows = tuple((f"`python -m calc {c.name}`", c.title) for c in COMMANDS.values())
@@ -104,8 +78,7 @@ def build_commands() -> Table:
 
 
 def render_commands(marker: Marker) -> str:
-    if marker.words:
-        raise MarkerError("takes no command name: calc:commands")
+    arguments.no_command(marker, "")
     return build_commands().as_markdown()
 
 
@@ -122,8 +95,7 @@ _PARAM_COUNTS = ("total", "embedding", "output_head", "per_dense_layer")
 
 
 def render_params(marker: Marker) -> str:
-    if marker.words:
-        raise MarkerError("takes no command name: calc:params layers=L hidden=H ... show=KEY")
+    arguments.no_command(marker, "layers=L hidden=H ... show=KEY")
     show = marker.take("show")
     if show not in _PARAM_COUNTS:
         raise MarkerError(f"show must be one of {', '.join(_PARAM_COUNTS)}, got {show!r}")
@@ -144,5 +116,5 @@ def render_params(marker: Marker) -> str:
     return format_count(getattr(_model.param_count(m), show), "parameters")
 
 
-RENDERERS = {"cases": render_cases, "schedule": render_schedule, "sequences": render_sequences,
-             "commands": render_commands, "params": render_params, "names": render_names}
+RENDERERS = {"cases": render_cases, "schedule": render_schedule, "commands": render_commands, "params": render_params,
+             "names": render_names}

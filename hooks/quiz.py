@@ -35,6 +35,8 @@ import hashlib
 import html
 import re
 
+from . import templates
+
 #: A ``??? question`` fold as pymdownx.details renders it: summary, a list, then the rest.
 QUESTION_RE = re.compile(
     r'<details class="question">\s*<summary>(?P<question>.*?)</summary>\s*'
@@ -75,24 +77,11 @@ def quiz_id(question: str, taken: set[str]) -> str:
 
 
 def render_quiz(uid: str, question: str, options: list[str], answer: int, rest: str) -> str:
-    """The quiz markup for one question (see the module docstring for the contract)."""
+    """The quiz markup for one question (``quiz.html``; the module docstring gives the contract)."""
     if len(options) > len(LETTERS):
         raise QuizError(f"question {plain(question)!r} has {len(options)} options; at most {len(LETTERS)}")
-    choices = "".join(
-        f'<div class="quiz__option"><input type="radio" id="{uid}-{i}" name="{uid}" value="{i}">'
-        f'<label for="{uid}-{i}"><span class="quiz__letter">{LETTERS[i]}.</span> {option}</label></div>'
-        for i, option in enumerate(options)
-    )
-    return (
-        f'<div class="quiz" id="{uid}" data-quiz data-answer="{answer}">'
-        f'<fieldset class="quiz__question"><legend class="quiz__legend">{question}</legend>'
-        f'<div class="quiz__options">{choices}</div>'
-        f'<p class="quiz__actions" hidden><button type="button" class="md-button quiz__check" data-quiz-check>'
-        f"Check my answer</button></p></fieldset>"
-        f'<p class="quiz__verdict" role="status" data-quiz-verdict></p>'
-        f'<details class="question quiz__answer" data-quiz-answer>'
-        f"<summary>Answer and reasoning</summary>{rest}</details></div>"
-    )
+    return templates.render("quiz.html", uid=uid, question=question, options=options, answer=answer, rest=rest,
+                            letters=LETTERS)
 
 
 def render_page(page_html: str, page: str) -> str:

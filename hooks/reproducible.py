@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -24,8 +25,22 @@ def last_commit_epoch(root: Path) -> str | None:
     return out if out.isdigit() else None
 
 
-def fix_build_date(root: Path) -> None:
-    if "SOURCE_DATE_EPOCH" not in os.environ:
-        epoch = last_commit_epoch(root)
-        if epoch is not None:
-            os.environ["SOURCE_DATE_EPOCH"] = epoch
+def fix_build_date(root: Path) -> Callable[[], None]:
+    """Set ``SOURCE_DATE_EPOCH`` to HEAD's commit time for one build; return what undoes it.
+
+    A caller's own value is kept (and nothing is undone); so is a checkout without git. The hooks
+    call the returned function when the build ends (``on_post_build`` or ``on_build_error``), so the
+    variable never outlives the build: in ``mkdocs serve`` each rebuild reads the commit afresh, and a
+    process that builds in-process (the tests) keeps its environment as it was.
+    """
+    if "SOURCE_DATE_EPOCH" in os.environ:
+        return _nothing
+    epoch = last_commit_epoch(root)
+    if epoch is None:
+        return _nothing
+    os.environ["SOURCE_DATE_EPOCH"] = epoch
+    return lambda: os.environ.pop("SOURCE_DATE_EPOCH", None)  # type: ignore[return-value]
+
+
+def _nothing() -> None:
+    pass

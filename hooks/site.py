@@ -1,6 +1,8 @@
 """What the hooks do, event by event; :mod:`hooks.entry` delegates here.
 
-Renderers: :mod:`hooks.tables` (values, tables), :mod:`hooks.widgets`
+Renderers take their command and inputs through :mod:`hooks.arguments` and write HTML from the
+theme's Jinja templates through :mod:`hooks.templates`: :mod:`hooks.tables` (values, tables),
+:mod:`hooks.content` (cases, schedules, commands, names, parameter counts), :mod:`hooks.widgets`
 (calculators), :mod:`hooks.views` (the tool pages: atlas, memory, timeline, planner),
 :mod:`hooks.accuracy` (the planner against measured runs). Assets: :mod:`hooks.assets` (npm files served by the site), :mod:`hooks.runtime`
 (Pyodide and the ``calc`` wheel for the page's worker), :mod:`hooks.quiz` (questions with
@@ -10,10 +12,11 @@ options as quizzes), :mod:`hooks.math` (formulas rendered by KaTeX at build time
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import accuracy, assets, content, csp, math, quiz, reproducible, runtime, tables, views, widgets
+from . import accuracy, assets, content, csp, math, quiz, reproducible, runtime, tables, templates, views, widgets
 from .markers import MarkerError, Renderer, replace_markers
 from .math import MathError
 from .quiz import QuizError
@@ -31,11 +34,13 @@ class BuildState:
     renderers: dict[str, Renderer] = field(default_factory=dict)
     runtime: dict = field(default_factory=dict)  #: the manifest written for the page's worker
     katex: math.Katex | None = None  #: the build's one KaTeX process (started at the first formula)
+    restore_date: Callable[[], None] = field(default=lambda: None)  #: undoes the build's SOURCE_DATE_EPOCH
 
     @classmethod
     def create(cls, config, root: Path) -> "BuildState":
-        reproducible.fix_build_date(root)
-        return cls(root=root, site_dir=Path(config["site_dir"]), renderers=all_renderers(), katex=math.Katex(root))
+        templates.use(config)
+        return cls(root=root, site_dir=Path(config["site_dir"]), renderers=all_renderers(), katex=math.Katex(root),
+                   restore_date=reproducible.fix_build_date(root))
 
 
 def all_renderers() -> dict[str, Renderer]:
@@ -69,6 +74,8 @@ def on_post_build(state: BuildState, config) -> None:
 
 
 def close(state: BuildState) -> None:
-    """End the build's helper processes (also when the build fails)."""
+    """End the build's helper processes, drop its templates and its build date (also when the build fails)."""
+    state.restore_date()
+    templates.release()
     if state.katex is not None:
         state.katex.close()

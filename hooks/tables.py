@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from calc.api import COMMANDS, Command, evaluate, format_result, unit_of_field
+from calc.api import Command, evaluate, format_result, unit_of_field
 
+from . import arguments
 from .markers import Marker, MarkerError
 
 
@@ -43,34 +44,11 @@ class Table:
         return "\n\n" + "\n".join(lines) + "\n\n"
 
 
-def _command(marker: Marker) -> Command:
-    if len(marker.words) != 1:
-        raise MarkerError("needs exactly one command name, e.g. calc:value batch ...")
-    cmd = COMMANDS.get(marker.words[0])
-    if cmd is None:
-        raise MarkerError(f"unknown command {marker.words[0]!r} (known: {', '.join(COMMANDS)})")
-    return cmd
-
-
 def _result(cmd: Command, key: str):
     for r in cmd.results:
         if r.key == key:
             return r
     raise MarkerError(f"{cmd.name} has no result {key!r} (known: {', '.join(r.key for r in cmd.results)})")
-
-
-def _params(marker: Marker, cmd: Command | None = None) -> dict[str, str]:
-    """What is left of the options: the command's own parameters (consumed here).
-
-    With ``inputs=example`` they override the command's page example.
-    """
-    base = marker.take("inputs")
-    if base not in (None, "example"):
-        raise MarkerError(f"inputs must be example, got {base!r}")
-    params = dict(cmd.example) if base and cmd is not None else {}
-    params.update(marker.options)
-    marker.options.clear()
-    return params
 
 
 def _nested(cmd: Command, key: str, out: dict) -> tuple[str, object]:
@@ -86,14 +64,15 @@ def _nested(cmd: Command, key: str, out: dict) -> tuple[str, object]:
 
 
 def render_value(marker: Marker) -> str:
-    cmd = _command(marker)
+    """``calc:value``: one result of the command, formatted with its unit (or its JSON text)."""
+    cmd = arguments.command(marker)
     key = marker.take("show")
     if key is None:
         raise MarkerError("needs show=RESULT_KEY")
     fmt = marker.take("format", "text")
     if fmt not in ("text", "raw"):
         raise MarkerError(f"format must be text or raw, got {fmt!r}")
-    out = evaluate(cmd.name, _params(marker, cmd))
+    out = evaluate(cmd.name, arguments.inputs(marker, cmd))
     if "." in key:
         unit, value = _nested(cmd, key, out)
     else:
@@ -122,13 +101,14 @@ def build_table(cmd: Command, vary: str, values: list[str], columns: list[str], 
 
 
 def render_table(marker: Marker) -> str:
-    cmd = _command(marker)
+    """``calc:table``: one row per value of one parameter."""
+    cmd = arguments.command(marker)
     vary = marker.take("vary")
     values = marker.take("values")
     columns = marker.take("columns")
     if not (vary and values and columns):
         raise MarkerError("needs vary=PARAM values=a,b,... columns=KEY,KEY")
-    return build_table(cmd, vary, values.split(","), columns.split(","), _params(marker, cmd)).as_markdown()
+    return build_table(cmd, vary, values.split(","), columns.split(","), arguments.inputs(marker, cmd)).as_markdown()
 
 
 RENDERERS = {"value": render_value, "table": render_table}

@@ -17,25 +17,23 @@ page's ``calc-view.mjs`` redraws the same view from the worker's answer.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from html import escape
 
-from calc.api import COMMANDS, Command, run
+from calc.api import Command, run
 from calc.presets import presets_for
 from calc.views import page_view
 
+from . import arguments, templates
 from .markers import Marker, MarkerError
+from .templates import attr as _attr
 from .widgets import render_form, render_results, render_shell
 
-__all__ = ["svg", "table_html", "render_tool", "RENDERERS"]
+__all__ = ["svg", "table_html", "render_view", "render_tool", "render_tool_marker", "RENDERERS"]
 
 _SECTIONS = {"parallel": "Split", "serving": "Serving", "batch": "Batch", "model": "Model", "hardware": "Hardware",
              "training": "Training", "": "Search"}
 _ORDER = tuple(_SECTIONS)
-
-
-def _attr(value: object) -> str:
-    return escape(str(value), quote=True)
 
 
 def _num(x: float) -> str:
@@ -50,56 +48,54 @@ _ATTRS = {"rect": (("x", "x"), ("y", "y"), ("w", "width"), ("h", "height"), ("rx
 _ANCHOR = {"start": "start", "middle": "middle", "end": "end"}
 
 
-def _item(item: dict) -> str:
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One drawing item as ``svg.html`` writes it: the tag, its attributes in order, then what it holds."""
+
+    tag: str
+    attrs: tuple[tuple[str, str], ...]
+    title: str | None = None
+    text: str | None = None
+    children: tuple["Node", ...] = ()
+    closed: bool = False  #: written ``<tag .../>``
+
+
+def node(item: dict) -> Node:
+    """The :class:`Node` of one item of a :mod:`calc.diagram` drawing (``t`` names its kind)."""
     kind = item["t"]
-    cls = f' class="{_attr(item["cls"])}"' if item.get("cls") else ""
-    title = f"<title>{escape(item['title'])}</title>" if item.get("title") else ""
+    cls = (("class", item["cls"]),) if item.get("cls") else ()
+    title = item.get("title") or None
     if kind == "g":
-        data = "".join(f' data-{_attr(k)}="{_attr(v)}"' for k, v in sorted(item.get("data", {}).items()))
-        return f"<g{cls}{data}>{title}{''.join(_item(i) for i in item['items'])}</g>"
+        data = tuple((f"data-{k}", str(v)) for k, v in sorted(item.get("data", {}).items()))
+        return Node("g", cls + data, title, children=tuple(node(i) for i in item["items"]))
     if kind not in _ATTRS:
         raise ValueError(f"unknown drawing primitive {kind!r}")
-    attrs = "".join(f' {name}="{_num(item[key])}"' for key, name in _ATTRS[kind] if key in item)
+    attrs = tuple((name, _num(item[key])) for key, name in _ATTRS[kind] if key in item)
     if kind == "path":
-        attrs += f' d="{_attr(item["d"])}"'
+        attrs += (("d", item["d"]),)
     if kind == "text":
-        attrs += f' text-anchor="{_ANCHOR[item.get("anchor", "start")]}"'
-        return f"<text{attrs}{cls}>{escape(item['s'])}</text>"
-    return f"<{kind}{attrs}{cls}>{title}</{kind}>" if title else f"<{kind}{attrs}{cls}/>"
+        return Node("text", attrs + (("text-anchor", _ANCHOR[item.get("anchor", "start")]),) + cls, text=item["s"])
+    return Node(kind, attrs + cls, title, closed=title is None)
 
 
 def svg(drawing: dict, uid: str) -> str:
-    """Inline SVG for a drawing of :mod:`calc.diagram` (deterministic: same drawing, same text)."""
-    return (f'<svg class="draw" viewBox="0 0 {_num(drawing["w"])} {_num(drawing["h"])}" role="img" '
-            f'aria-labelledby="{uid}-t {uid}-d" xmlns="http://www.w3.org/2000/svg">'
-            f'<title id="{uid}-t">{escape(drawing["title"])}</title><desc id="{uid}-d">{escape(drawing["desc"])}</desc>'
-            + "".join(_item(i) for i in drawing["items"]) + "</svg>")
-
-
-def _cell(cell: object, tag: str, right: bool) -> str:
-    cls = ' class="num"' if right else ""
-    if isinstance(cell, dict):
-        return f'<{tag}{cls}><a href="{_attr(cell["href"])}">{escape(cell["text"])}</a></{tag}>'
-    return f"<{tag}{cls}>{escape(str(cell))}</{tag}>"
+    """Inline SVG for a drawing of :mod:`calc.diagram` (``svg.html``; same drawing, same text)."""
+    return templates.render("svg.html", uid=uid, w=drawing["w"], h=drawing["h"], title=drawing["title"],
+                            desc=drawing["desc"], items=[node(i) for i in drawing["items"]])
 
 
 def table_html(name: str, table: dict) -> str:
-    """One view table, in a scrolling wrapper (``data-table`` names it)."""
+    """One view table, in a scrolling wrapper (``table.html``; ``data-table`` names it)."""
     align = table["align"]
-    num = ' class="num"'
-    head = "".join(f'<th{num if a == "r" else ""} scope="col">{escape(h)}</th>' for h, a in zip(table["head"], align))
-    rows = "".join("<tr>" + "".join(_cell(c, "td", a == "r") for c, a in zip(row, align)) + "</tr>"
-                   for row in table["rows"])
-    return (f'<div class="tool__table" data-table="{_attr(name)}" tabindex="0" role="region" '
-            f'aria-label="{_attr(table["caption"])}"><table><caption>{escape(table["caption"])}</caption>'
-            f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>")
+    return templates.render("table.html", name=name, caption=table["caption"], head=list(zip(table["head"], align)),
+                            rows=[list(zip(row, align)) for row in table["rows"]])
 
 
 def render_view(view: dict, uid: str) -> str:
-    figures = "".join(f'<figure class="tool__figure">{svg(d, f"{uid}-fig{i}")}</figure>'
-                      for i, d in enumerate(view["figures"]))
-    tables = "".join(table_html(name, t) for name, t in view["tables"].items())
-    return f'<div class="tool__view" data-view id="{uid}-view">{figures}{tables}</div>'
+    """A tool's drawings and tables (``view.html``)."""
+    figures = [svg(d, f"{uid}-fig{i}") for i, d in enumerate(view["figures"])]
+    tables = [table_html(name, t) for name, t in view["tables"].items()]
+    return templates.render("view.html", uid=uid, figures=figures, tables=tables)
 
 
 def form_command(cmd: Command) -> Command:
@@ -144,10 +140,12 @@ def render_tool(cmd: Command, uid: str, inputs: dict[str, str], presets: list[st
     return render_shell(cmd, uid, cmd.title, form, outputs, extra_class="calc--tool")
 
 
-def render_marker(marker: Marker) -> str:
-    if len(marker.words) != 1 or marker.words[0] not in COMMANDS:
-        raise MarkerError(f"needs one command name (known: {', '.join(COMMANDS)})")
-    cmd = COMMANDS[marker.words[0]]
+def render_tool_marker(marker: Marker) -> str:
+    """``calc:tool``: the command's example, or a preset's inputs, overridden by the marker's options.
+
+    Named for its kind, with ``_marker`` because :func:`render_tool` (the tool's HTML) holds the plain name.
+    """
+    cmd = arguments.command(marker)
     uid = marker.take("id") or f"tool-{cmd.name}"
     base = marker.take("preset")
     names = marker.take("presets")
@@ -157,11 +155,7 @@ def render_marker(marker: Marker) -> str:
         if n not in known:
             raise MarkerError(f"unknown preset {n!r} (known: {', '.join(known)})")
     inputs = preset_inputs(cmd, base) if base else cmd.fields(cmd.example)
-    overrides = dict(marker.options)
-    marker.options.clear()
-    for name in overrides:
-        cmd.param(name)  # unknown names fail the build
-    return render_tool(cmd, uid, {**inputs, **overrides}, presets)
+    return render_tool(cmd, uid, arguments.inputs(marker, cmd, base=inputs), presets)
 
 
-RENDERERS = {"tool": render_marker}
+RENDERERS = {"tool": render_tool_marker}

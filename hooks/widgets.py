@@ -26,13 +26,11 @@ from __future__ import annotations
 import json
 from html import escape
 
-from calc.api import COMMANDS, Command, evaluate, format_result
+from calc.api import Command, evaluate, format_result
 
-from .markers import Marker, MarkerError
-
-
-def _attr(value: object) -> str:
-    return escape(str(value), quote=True)
+from . import arguments, templates
+from .markers import Marker
+from .templates import attr as _attr
 
 
 def render_form(cmd: Command, uid: str, inputs: dict[str, str]) -> str:
@@ -73,73 +71,47 @@ def render_form(cmd: Command, uid: str, inputs: dict[str, str]) -> str:
 
 
 def render_results(cmd: Command, result: dict) -> str:
-    """The ``<dl>`` of results, each with its raw JSON value and its formatted text.
+    """The ``<dl>`` of results, each with its raw JSON value and its formatted text (``results.html``).
 
     Nested results (unit ``json``) keep their value for scripts and tests but are hidden: the
     tool views draw them as diagrams and tables.
     """
-    rows = "".join(
-        f'<div class="calc__result"{" hidden" if r.unit == "json" else ""}><dt>{escape(r.label)}</dt>'
-        f'<dd data-result="{r.key}" data-value="{_attr(json.dumps(result[r.key]))}">'
-        f"{escape(format_result(r.unit, result[r.key]))}</dd></div>"
-        for r in cmd.results
-    )
-    return (
-        f'<p class="calc__results-title"><strong>Results</strong> '
-        f'<span class="calc__stale" hidden>not current: they do not match the inputs</span></p>'
-        f'<dl class="calc__results" data-current="true">{rows}</dl>'
-    )
+    rows = [{"hidden": r.unit == "json", "label": r.label, "key": r.key, "value": json.dumps(result[r.key]),
+             "text": format_result(r.unit, result[r.key])} for r in cmd.results]
+    return templates.render("results.html", rows=rows)
 
 
 def render_allreduce_views(uid: str) -> str:
-    """Places for the chart and the ring step-through, which the page's script draws."""
-    return (
-        f'<figure class="calc__chart" data-chart id="{uid}-chart">'
-        f'<figcaption>Time of the ring all-reduce against ranks (payload fixed) and against payload '
-        f'(ranks fixed), with the current inputs and the crossover marked. '
-        f'<span class="calc__noscript">The chart is drawn by the page&#x27;s script.</span></figcaption></figure>'
-        f'<section class="calc__ring" data-ring id="{uid}-ring" aria-labelledby="{uid}-ring-title">'
-        f'<p id="{uid}-ring-title"><strong>The ring, step by step</strong>: reduce-scatter, then all-gather. '
-        f'<span class="calc__noscript">The step-through is drawn by the page&#x27;s script.</span></p></section>'
-    )
+    """Places for the chart and the ring step-through, which the page's script draws (``allreduce.html``)."""
+    return templates.render("allreduce.html", uid=uid)
 
 
 #: Views drawn beside some commands' results.
 VIEWS = {"allreduce": render_allreduce_views}
 
 
-def render_calculator(cmd: Command, uid: str, overrides: dict[str, str]) -> str:
-    inputs = {**cmd.example, **overrides}
+def calculator_html(cmd: Command, uid: str, inputs: dict[str, str]) -> str:
+    """The calculator for ``inputs``: the form, the results ``calc`` computes for them, the command's view."""
     result = evaluate(cmd.name, inputs)
     return render_shell(cmd, uid, f"{cmd.title} calculator", render_form(cmd, uid, inputs),
                         render_results(cmd, result) + "\n" + (VIEWS[cmd.name](uid) if cmd.name in VIEWS else ""))
 
 
 def render_shell(cmd: Command, uid: str, title: str, form: str, outputs: str, extra_class: str = "") -> str:
-    """The root every calculator and tool shares: the DOM contract (``data-calc``, ``data-state``),
-    its title, the inputs, the status line the script updates, then the outputs."""
+    """The root every calculator and tool shares (``shell.html``): the DOM contract (``data-calc``,
+    ``data-state``), its title, the inputs, the status line the script updates, then the outputs;
+    blank lines around it, so Markdown leaves it a block of its own."""
     classes = "calc" + (f" {extra_class}" if extra_class else "")
-    return (
-        f'\n\n<div class="{classes}" id="{uid}" data-calc="{cmd.name}" data-state="static" '
-        f'role="group" aria-labelledby="{uid}-title">\n'
-        f'<p class="calc__title" id="{uid}-title"><strong>{escape(title)}</strong></p>\n'
-        f"{form}\n"
-        f'<p class="calc__status" id="{uid}-status" role="status">Results computed at build time by '
-        f"<code>calc</code> for the inputs shown. The live version needs JavaScript.</p>\n"
-        f"{outputs}</div>\n\n"
-    )
+    html = templates.render("shell.html", classes=classes, uid=uid, name=cmd.name, title=title, form=form,
+                            outputs=outputs)
+    return f"\n\n{html}\n\n"
 
 
-def render_marker(marker: Marker) -> str:
-    if len(marker.words) != 1 or marker.words[0] not in COMMANDS:
-        raise MarkerError(f"needs one command name (known: {', '.join(COMMANDS)})")
-    cmd = COMMANDS[marker.words[0]]
+def render_calculator(marker: Marker) -> str:
+    """``calc:calculator``: the command's page example, overridden by the marker's options."""
+    cmd = arguments.command(marker)
     uid = marker.take("id") or f"calc-{cmd.name}"
-    overrides = dict(marker.options)
-    marker.options.clear()
-    for name in overrides:
-        cmd.param(name)  # unknown names fail the build
-    return render_calculator(cmd, uid, overrides)
+    return calculator_html(cmd, uid, arguments.inputs(marker, cmd, base=dict(cmd.example)))
 
 
-RENDERERS = {"calculator": render_marker}
+RENDERERS = {"calculator": render_calculator}

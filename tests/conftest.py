@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from mkdocs.config import load_config
 
+from hooks import templates
 from tests.support import ROOT, mkdocs_build
 
 
@@ -46,3 +48,11 @@ def session_build(tmp_path_factory) -> SessionBuild:
 def built_site(session_build) -> Path:
     """The site built once with --strict (see :func:`session_build`)."""
     return session_build.site
+
+
+@pytest.fixture(scope="session", autouse=True)
+def theme_templates():
+    """The theme's Jinja environment, bound as ``on_config`` binds it, for tests that render HTML in-process."""
+    templates.use(load_config(str(ROOT / "mkdocs.yml")))
+    yield
+    templates.release()

@@ -107,7 +107,7 @@ def test_batch_field_errors(raw, message):
 
 def test_unknown_command():
     """An unknown command is a CalcError naming the known ones."""
-    with pytest.raises(CalcError, match="^command must be one of batch, allreduce"):
+    with pytest.raises(CalcError, match="^command must be one of batch, sequences, allreduce"):
         evaluate("nope", {})
 
 

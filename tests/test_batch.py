@@ -12,6 +12,7 @@ from calc.batch import (
     sequences_for_tokens,
     uneven_batch,
 )
+from calc.api import COMMANDS, evaluate
 from calc.errors import CalcError
 
 
@@ -171,3 +172,17 @@ def test_packed_batch_bounds_accepted():
     """The inclusive ends of the ranges are accepted."""
     p = packed_batch(8, 128, examples_per_sequence=1, padding_fraction=0.0)
     assert p.effective_examples == 8 and p.real_tokens == 1024
+
+
+def test_sequences_command_rounds_a_token_budget_down():
+    """Published case B2 through the command: 3.2M tokens at s = 2048 are 1,562 sequences; as a multiple of
+    512 (Narayanan et al. 2021, §5.4.3) 1,536 sequences, which hold 3,145,728 token slots."""
+    assert evaluate("sequences", {"target_tokens": "3.2e6", "seq_len": "2048"}) == {
+        "sequences": 1562, "tokens_per_update": 1562 * 2048}
+    assert evaluate("sequences", COMMANDS["sequences"].example) == {"sequences": 1536, "tokens_per_update": 3_145_728}
+
+
+def test_sequences_command_refuses_a_budget_below_one_multiple():
+    """Fewer tokens than seq_len × multiple_of round down to no sequence: refused, naming target_tokens."""
+    with pytest.raises(CalcError, match=r"^target_tokens must be >= seq_len × multiple_of = 2048 tokens, got 100\.0$"):
+        evaluate("sequences", {"target_tokens": "100", "seq_len": "2048"})

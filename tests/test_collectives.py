@@ -80,7 +80,7 @@ def test_schedule_rank_limit_both_sides():
         ring_allreduce_schedule(MAX_SCHEDULE_RANKS + 1)
 
 
-def test_r1_alpha_beta_time():
+def test_ring_time_is_alpha_beta_with_2_p_minus_1_steps():
     """R1: p 8, n 1e9 B, alpha 5 us, beta 100 GB/s → T = 0.01757 s (rel. 1e-9)."""
     r = ring_allreduce(8, 1e9, 100e9, 5e-6)
     assert r.time_s == pytest.approx(0.01757, rel=1e-9)

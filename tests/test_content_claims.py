@@ -19,7 +19,7 @@ from calc.api import COMMANDS
 from hooks import content, tables
 from hooks.site import all_renderers
 from hooks.markers import MARKER_RE, replace_markers
-from tests.test_content import NAV, _source
+from tests.test_pages import NAV, _source
 
 #: Phrases that say a capability is absent or incomplete.
 MISSING = re.compile(

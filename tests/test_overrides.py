@@ -1,5 +1,7 @@
 """The theme overrides (``overrides/partials``) differ from the installed theme only by what they say.
 
+The hooks' own templates (``overrides/partials/calc/``, rendered by :mod:`hooks.templates`) are not overrides.
+
 Each override is a copy of a Material partial that adds an accessible name; when a Material
 upgrade changes the original, this fails, so the copy is refreshed rather than silently stale.
 """
@@ -36,6 +38,12 @@ def test_override_is_the_theme_partial_plus_an_accessible_name(name):
 
 
 def test_every_override_is_checked():
-    """No override escapes the comparison above."""
+    """No override escapes the comparison above: the other templates are the hooks' own (partials/calc/)."""
     found = {p.relative_to(ROOT / "overrides").as_posix() for p in (ROOT / "overrides").rglob("*.html")}
-    assert found == set(ADDED)
+    assert {name for name in found if not name.startswith("partials/calc/")} == set(ADDED)
+
+
+def test_the_hooks_templates_replace_no_theme_template():
+    """The theme has no partials/calc/, so the hooks' templates add to it and override nothing."""
+    assert (ROOT / "overrides/partials/calc/shell.html").is_file()
+    assert not (THEME / "partials/calc").exists()

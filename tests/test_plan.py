@@ -4,10 +4,12 @@ import json
 
 import pytest
 
+from calc.api import COMMANDS, evaluate
 from calc.errors import CalcError
 from calc.hardware import hardware
 from calc.model import model, param_count
 from calc.network import collective_time, group_link
+from calc.presets import PRESETS
 from calc.plan import (
     TP_CALLS,
     check_combination,
@@ -400,3 +402,13 @@ def test_input_errors(call, message):
     with pytest.raises(CalcError) as e:
         call()
     assert str(e.value) == message
+
+
+def test_device_memory_is_the_plans_memory():
+    """device-memory reports what plan reports for the same model and split."""
+    inputs = dict(PRESETS["mixtral-8x7b"].inputs)
+    plan = evaluate("plan", inputs)["memory_per_device"]
+    keys = {p.name for p in COMMANDS["device-memory"].params}
+    mem = evaluate("device-memory", {k: x for k, x in inputs.items() if k in keys})
+    for key in ("params_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "total_bytes", "binding_term"):
+        assert mem[key] == plan[key], key

@@ -27,7 +27,7 @@ M2_PERCENT = [43.9, 44.2, 45.5, 43.3, 44.2, 44.9, 47.4, 49.7, 52.2, 52.2]
 
 
 @pytest.mark.parametrize("row", MEGATRON_TABLE_1, ids=[f"{r[0]}B" for r in MEGATRON_TABLE_1])
-def test_m1_parameter_count_rounds_to_the_table(row):
+def test_parameter_count_rounds_to_megatrons_table(row):
     """M1: Eq. 2 from (h, l), rounded to 0.1B, equals the P column."""
     from calc.model import megatron_params
 
@@ -35,7 +35,7 @@ def test_m1_parameter_count_rounds_to_the_table(row):
 
 
 @pytest.mark.parametrize("row,expected", list(zip(MEGATRON_TABLE_1, M2_PERCENT)), ids=[str(x) for x in M2_PERCENT])
-def test_m2_percent_of_peak(row, expected):
+def test_percent_of_peak_matches_megatrons_table(row, expected):
     """M2: X / 312 TFLOP/s matches the derived percentage and the printed integer within 0.6 points."""
     pct = percent_of_peak(row[8] * 1e12, 312e12)
     assert round(pct, 1) == expected
@@ -47,7 +47,7 @@ def test_m2_percent_of_peak(row, expected):
     [(1536, 96, 12288, 4.5110e18), (512, 24, 2304, 1.5467e16), (3072, 128, 25600, 5.1391e19)],
     ids=["gpt3", "1.7B", "1T"],
 )
-def test_m3_flops_per_iteration(batch, l, h, expected):
+def test_flops_per_iteration_with_recomputation(batch, l, h, expected):
     """M3: Eq. 3 with recomputation, and the CLI's general form, within rel. 1e-4."""
     assert megatron_flops(batch, 2048, l, h, 51200) == pytest.approx(expected, rel=1e-4)
     got = evaluate("flops", {"layers": l, "hidden": h, "seq_len": 2048, "vocab": 51200, "global_batch": batch})
@@ -56,19 +56,19 @@ def test_m3_flops_per_iteration(batch, l, h, expected):
 
 @pytest.mark.parametrize("p,t,n,x,days", [(175e9, 300e9, 1024, 140e12, 34), (1008e9, 450e9, 3072, 163e12, 84)],
                          ids=["M4-gpt3", "M4b-1T"])
-def test_m4_training_days(p, t, n, x, days):
+def test_training_days_are_8tp_over_nx(p, t, n, x, days):
     """M4, M4b: Eq. 4, 8TP/(nX), within half a day of the paper."""
     assert abs(train_time(p, t, n, x).days - days) <= 0.5
     assert abs(evaluate("train-time", {"params": p, "tokens": t, "gpus": n, "flops_per_gpu": x})["days"] - days) <= 0.5
 
 
 @pytest.mark.parametrize("p,m,v,expected", [(8, 8, 1, 0.875), (8, 32, 1, 0.21875), (8, 32, 8, 0.02734375)])
-def test_m6_bubble_exact(p, m, v, expected):
+def test_bubble_fraction_is_p_minus_1_over_v_m(p, m, v, expected):
     """M6: (p−1)/m and (p−1)/(v·m), exactly."""
     assert bubble(p, m, v).bubble_fraction == expected
 
 
-def test_m7_tp_and_pp_volumes_of_a_gpt3_layer():
+def test_tensor_and_pipeline_volumes_of_a_gpt3_layer():
     """M7: TP moves 8·b·s·h·(t−1)/t elements per layer per microbatch (336 MiB bf16); PP b·s·h (48 MiB)."""
     from calc.model import model
     from calc.plan import hardware, parallel, plan
@@ -109,7 +109,7 @@ def _last_digit(printed: float) -> float:
 @pytest.mark.parametrize("dp", sorted(ZERO_TABLE_1))
 @pytest.mark.parametrize("model_i,psi", [(0, 7.5e9), (1, 128e9), (2, 1e12)], ids=["7.5B", "128B", "1T"])
 @pytest.mark.parametrize("stage", [1, 2, 3])
-def test_z_zero_table_1(dp, model_i, psi, stage):
+def test_zero_model_states_match_zeros_table_1(dp, model_i, psi, stage):
     """Z: every cell of ZeRO's Table 1 within one unit of the last printed digit (the paper truncates)."""
     printed = ZERO_TABLE_1[dp][model_i][stage - 1]
     got = model_states(psi, dp, stage).model_states_bytes / 1e9
@@ -129,7 +129,7 @@ K1 = {
 
 
 @pytest.mark.parametrize("case", K1)
-def test_k1_gpt3_layer_activations_exact(case):
+def test_gpt3_layer_activation_bytes_are_exact(case):
     """K1: bytes per layer of the GPT-3 layer, exactly, through the function and the CLI path."""
     kw, expected = K1[case]
     assert layer_activation_bytes(2048, 1, 12288, 96, **kw) == expected
@@ -138,14 +138,14 @@ def test_k1_gpt3_layer_activations_exact(case):
     assert evaluate("activations", raw)["per_layer_bytes"] == expected
 
 
-def test_p_bubble_conventions():
+def test_bubble_share_of_total_and_of_ideal_time():
     """P: p = 8, m = 32: 7/39 of the total time (GPipe), 7/32 of the ideal time (Megatron)."""
     b = bubble(8, 32)
     assert b.bubble_share == pytest.approx(7 / 39, rel=1e-12) and round(b.bubble_share, 4) == 0.1795
     assert b.bubble_fraction == 7 / 32 == 0.21875
 
 
-def test_r4_rabenseifner_and_recursive_doubling():
+def test_rabenseifner_and_recursive_doubling_times():
     """R4: R1's inputs give 0.01753 s (Rabenseifner) and 0.030015 s (recursive doubling)."""
     assert rabenseifner_allreduce(8, 1e9, 100e9, 5e-6).time_s == pytest.approx(0.01753, rel=1e-9)
     assert recursive_doubling_allreduce(8, 1e9, 100e9, 5e-6).time_s == pytest.approx(0.030015, rel=1e-9)

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from hooks.quiz import LETTERS, QuizError, plain, quiz_id, render_page
-from tests.test_content import NAV, STRATEGIES, _article, _html, _source
+from tests.test_pages import NAV, STRATEGIES, _article, _html, _source
 
 FOLD = """<details class="question">
 <summary>Which strategy splits work inside an individual layer?</summary>

@@ -55,3 +55,34 @@ def test_sitemap_date_is_last_commit(built_site):
         expected = int(epoch)
     day = dt.datetime.fromtimestamp(expected, dt.timezone.utc).strftime("%Y-%m-%d")
     assert f"<lastmod>{day}</lastmod>" in (built_site / "sitemap.xml").read_text()
+
+
+def test_the_build_date_is_set_for_the_build_only(tmp_path, monkeypatch):
+    """In-process, SOURCE_DATE_EPOCH is HEAD's commit time from on_config to on_post_build, then gone again."""
+    from mkdocs.config import load_config
+
+    from tests.test_hooks_entry import load_entry
+
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    entry = load_entry()
+    config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path))
+    entry.on_config(config)
+    try:
+        assert os.environ.get("SOURCE_DATE_EPOCH") == last_commit_epoch(ROOT) is not None
+    finally:
+        entry.on_post_build(config)
+    assert "SOURCE_DATE_EPOCH" not in os.environ
+
+
+def test_a_callers_build_date_is_kept(tmp_path, monkeypatch):
+    """A SOURCE_DATE_EPOCH the caller set is used and left in place after the build."""
+    from mkdocs.config import load_config
+
+    from tests.test_hooks_entry import load_entry
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "86400")
+    entry = load_entry()
+    config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path))
+    entry.on_config(config)
+    entry.on_post_build(config)
+    assert os.environ["SOURCE_DATE_EPOCH"] == "86400"

@@ -4,10 +4,13 @@ import json
 
 import pytest
 
+from calc.api import COMMANDS, evaluate
 from calc.errors import CalcError
 from calc.hardware import hardware
 from calc.model import model
+from calc.page import page_request
 from calc.plan import parallel, plan
+from calc.presets import PRESETS
 from calc.search import MAX_CONFIGURATIONS, search, stage_splits
 
 LLAMA = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
@@ -162,3 +165,14 @@ def test_errors(kwargs, message):
     with pytest.raises(CalcError) as e:
         search(LLAMA, 512, HW, **kwargs)
     assert str(e.value) == message
+
+
+def test_search_summary_is_small_and_counts_every_refusal():
+    """The refusal summary adds up to refused_count; the page's answer for 1024 GPUs stays under 64 kB."""
+    split = {p.name for p in COMMANDS["search"].params if p.section == "parallel"}
+    inputs = {k: x for k, x in PRESETS["gpt3-175b"].inputs.items() if k in {p.name for p in COMMANDS["search"].params}
+              and k != "micro_batch" and k not in split}
+    full = evaluate("search", inputs)
+    assert sum(g["count"] for g in full["refused_summary"]) == full["refused_count"] > 0
+    answer = page_request(json.dumps({"op": "evaluate", "command": "search", "inputs": inputs}))
+    assert len(answer) < 64_000

@@ -1,13 +1,44 @@
-"""calc.views for the inference calculator: the latency/throughput sweep and the tables the page shows."""
+"""calc.views: what each tool page shows beside its results (schedules, the planner's links, the serving sweep)."""
 
 import json
+from urllib.parse import parse_qsl, urlsplit
 
 from calc.api import COMMANDS, evaluate, run
-from calc.presets import INFERENCE_DEFAULT, INFERENCE_PRESETS
 from calc.page import page_request
-from calc.views import page_view, serving_sweep
-from hooks.markers import MARKER_RE, parse
-from hooks.views import render_marker
+from calc.presets import ATLAS_DEFAULT, INFERENCE_PRESETS, PRESETS
+from calc.views import atlas_defaults, atlas_query, page_view, serving_sweep
+
+def test_bubble_view_has_three_schedules_and_measured_fractions():
+    """GPipe, 1F1B and interleaved are drawn; the table gives the measured fraction and share."""
+    inputs = {"pipeline_parallel": "4", "microbatches": "8", "interleave": "2"}
+    view = page_view("bubble", inputs, *run("bubble", inputs))
+    assert len(view["figures"]) == 3
+    rows = view["tables"]["schedules"]["rows"]
+    assert [r[0] for r in rows] == ["GPipe", "1F1B", "Interleaved 1F1B"]
+    assert rows[2][4] == "0.1875" and rows[0][4] == "0.375"
+
+
+def test_planner_links_restore_the_plan_in_the_atlas():
+    """A planner link's query, read over the atlas's defaults, gives the same plan as the search found."""
+    inputs = dict(PRESETS["llama3-8b"].inputs)
+    search_inputs = {k: x for k, x in inputs.items() if k in {p.name for p in COMMANDS["search"].params}
+                     and k != "micro_batch"}
+    values, result = run("search", search_inputs)
+    view = page_view("search", search_inputs, values, result)
+    for row, summary in zip(view["tables"]["plans"]["rows"], result["plans"]):
+        link = row[-1]["href"]
+        assert link.startswith("../atlas/?")
+        atlas = {**atlas_defaults(), **dict(parse_qsl(urlsplit(link).query, keep_blank_values=True))}
+        plan = evaluate("plan", atlas)
+        assert plan["step_time_s"] == summary["step_time_s"]
+
+
+def test_atlas_query_names_only_non_defaults():
+    """The atlas's own default configuration gives an empty query."""
+    par = {k: PRESETS[ATLAS_DEFAULT].inputs[k] for k in ("data_parallel", "tensor_parallel", "pipeline_parallel", "context_parallel", "expert_parallel", "zero",
+                                                         "recompute", "interleave", "micro_batch")}
+    par["sequence_parallel"] = False
+    assert atlas_query(dict(PRESETS[ATLAS_DEFAULT].inputs), par) == ""
 
 
 def test_sweep_doubles_from_the_expert_degree_to_the_largest_batch_that_fits():
@@ -45,14 +76,6 @@ def test_the_worker_answers_with_the_same_view():
     inputs = dict(COMMANDS["infer"].example)
     answer = json.loads(page_request(json.dumps({"op": "evaluate", "command": "infer", "inputs": inputs})))
     assert answer["ok"] and answer["view"] == json.loads(json.dumps(page_view("infer", inputs, *run("infer", inputs))))
-
-
-def test_tool_marker_offers_the_serving_presets_and_groups_the_serving_fields():
-    """calc:tool infer with presets=all: one button per serving preset, a Serving group, no training presets."""
-    html = render_marker(parse(MARKER_RE.search(f"<!-- calc:tool infer id=inf preset={INFERENCE_DEFAULT} "
-                                                "presets=all -->")))
-    assert html.count("data-preset=") == len(INFERENCE_PRESETS) and 'data-preset="gpt3-175b"' not in html
-    assert ">Serving<" in html and 'name="weight_precision"' in html
 
 
 def test_every_serving_preset_evaluates():

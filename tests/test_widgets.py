@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
 from html.parser import HTMLParser
 
 import pytest
 
-from calc.api import COMMANDS, evaluate, format_result
+from calc.api import COMMANDS, Command, Param, Result, evaluate, format_result
+from calc.errors import CalcError
 from hooks.markers import MARKER_RE, MarkerError, parse
-from hooks.widgets import render_marker
+from hooks.widgets import render_calculator, render_results, render_shell
 
 
 class Tree(HTMLParser):
@@ -43,11 +43,11 @@ class Tree(HTMLParser):
 
 
 def render(text: str) -> str:
-    return render_marker(parse(MARKER_RE.search(text)))
+    return render_calculator(parse(MARKER_RE.search(text)))
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_contract(command):
+def test_every_calculator_keeps_the_dom_contract(command):
     """Root data-calc/data-state, one named field per parameter, results with the CLI's JSON text."""
     html = render(f"<!-- calc:calculator {command} -->")
     tree = Tree(html)
@@ -72,24 +72,48 @@ def test_contract(command):
 
 
 def test_allreduce_has_places_for_chart_and_ring():
+    """Only the all-reduce calculator gets the chart and the ring the page's script draws."""
     html = render("<!-- calc:calculator allreduce -->")
     assert 'data-chart id="calc-allreduce-chart"' in html and 'data-ring id="calc-allreduce-ring"' in html
     assert "data-chart" not in render("<!-- calc:calculator batch -->")
 
 
-def test_marker_options_override_defaults_and_are_escaped():
-    """Options set the static inputs; quotes and markup in them stay text."""
-    html = render('<!-- calc:calculator allreduce id=x ranks=8 payload="4MB" -->')
-    tree = Tree(html)
+def test_marker_options_override_the_example():
+    """Options set the static inputs and the results computed for them."""
+    tree = Tree(render('<!-- calc:calculator allreduce id=x ranks=8 payload="4MB" -->'))
     assert tree.find(name="ranks")[0]["value"] == "8"
     assert tree.find(data_result="steps")[0]["data-value"] == "14"
-    with pytest.raises(Exception):  # calc rejects it; the marker hook turns it into a build failure
-        render('<!-- calc:calculator allreduce payload="<b>x</b>" -->')
-    assert not re.search(r"<script", html)
 
 
-def test_unknown_parameter_or_command_fails():
-    with pytest.raises(Exception, match="colour"):
+def test_markup_in_an_option_is_refused_naming_the_parameter():
+    """calc refuses the value before any HTML is written; the marker hook makes it a build failure.
+
+    (A value holding ``>`` would end the HTML comment, so the marker itself is not found.)
+    """
+    with pytest.raises(CalcError, match=r"^payload must be a size such as 512MiB, 1GB or 4096 \(bytes\), got '<b x=\"&\"'$"):
+        render("""<!-- calc:calculator allreduce payload='<b x="&"' -->""")
+
+
+def test_labels_titles_and_values_are_escaped():
+    """Markup and quotes in a title, a label or a result's text reach the page as text, in elements and attributes."""
+    cmd = Command("x", "X", (Param("n", "count", "N"),), (Result("out", '<b>"out"</b>', "text"),), dict)
+    html = render_shell(cmd, "u", 'A <i>"title"</i> & more', "", render_results(cmd, {"out": "<script>'&'</script>"}))
+    assert "<i>" not in html and "<b>" not in html and "<script>" not in html
+    assert "A &lt;i&gt;&quot;title&quot;&lt;/i&gt; &amp; more" in html
+    assert "&lt;b&gt;&quot;out&quot;&lt;/b&gt;" in html
+    assert 'data-value="&quot;&lt;script&gt;&#x27;&amp;&#x27;&lt;/script&gt;&quot;"' in html
+    tree = Tree(html)
+    assert tree.result_text["out"] == "<script>'&'</script>"
+    assert json.loads(tree.find(data_result="out")[0]["data-value"]) == "<script>'&'</script>"
+
+
+def test_an_unknown_parameter_fails_naming_it():
+    """An option that is none of the command's parameters is a CalcError that lists them."""
+    with pytest.raises(CalcError, match=r"^parameter must be one of micro_batch, .*, got 'colour'$"):
         render("<!-- calc:calculator batch colour=blue -->")
-    with pytest.raises(MarkerError):
+
+
+def test_an_unknown_command_fails_listing_the_commands():
+    """The one command lookup of hooks/arguments.py, whatever the marker's kind."""
+    with pytest.raises(MarkerError, match=r"^needs one command name, got 'nope' \(known: batch, sequences, "):
         render("<!-- calc:calculator nope -->")

@@ -100,3 +100,28 @@ BATCH = Command(
     compute=_compute_batch,
     example={"micro_batch": "8", "accumulation": "16", "data_parallel": "64"},
 )
+
+
+# ---------------------------------------------------------------------------- sequences
+
+
+def _compute_sequences(v: dict) -> dict:
+    n = _batch.sequences_for_tokens(v["target_tokens"], v["seq_len"], multiple_of=v["multiple_of"])
+    return {"sequences": n, "tokens_per_update": _batch.global_batch(n, 1, 1, seq_len=v["seq_len"]).tokens_per_update}
+
+
+SEQUENCES = Command(
+    name="sequences",
+    title="Sequences for a token budget",
+    params=(
+        Param("target_tokens", "number", "Token budget per update", required=True, maximum=1e18),
+        Param("seq_len", "count", "Sequence length (tokens per example)", required=True),
+        Param("multiple_of", "count", "Round down to a multiple of (usually B_micro × N_dp)", default="1"),
+    ),
+    results=(
+        Result("sequences", "Sequences per update (rounded down)", "sequences"),
+        Result("tokens_per_update", "Token slots those sequences hold", "tokens"),
+    ),
+    compute=_compute_sequences,
+    example={"target_tokens": "3.2e6", "seq_len": "2048", "multiple_of": "512"},
+)

@@ -1,0 +1,48 @@
+"""HTML from Jinja templates in ``overrides/partials/calc/``, through the theme's environment.
+
+As Material renders its own partials, the hooks take the environment MkDocs builds for the
+theme (``config.theme.get_env()``: the ``custom_dir`` first, then the theme's templates), so an
+override of a partial works the same way. :func:`use` binds it in ``on_config`` and
+:func:`release` drops it after the build (the hooks are imported afresh for every build).
+
+The templates escape with :func:`attr` (the ``esc`` filter) inside ``{% autoescape true %}``: the
+same bytes ``html.escape`` gives, and anything left unfiltered is still escaped.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from markupsafe import Markup
+
+__all__ = ["attr", "use", "release", "render"]
+
+_env: list = []  #: the build's one environment (a list, so the module holds no rebinding)
+
+
+def attr(value: object) -> str:
+    """``value`` as text safe inside an HTML attribute or element (``& < > " '`` escaped).
+
+    >>> attr('a "b" <c>')
+    'a &quot;b&quot; &lt;c&gt;'
+    """
+    return escape(str(value), quote=True)
+
+
+def use(config) -> None:
+    """Bind the theme's environment of ``config`` (a validated MkDocsConfig) for this build."""
+    env = config.theme.get_env()
+    env.filters["esc"] = lambda value: Markup(attr(value))
+    env.filters["num"] = lambda x: f"{x:g}"
+    _env[:] = [env]
+
+
+def release() -> None:
+    _env.clear()
+
+
+def render(template: str, **context) -> str:
+    """Render ``partials/calc/TEMPLATE`` with ``context``."""
+    if not _env:
+        raise RuntimeError("no theme environment: hooks.templates.use(config) runs in on_config")
+    return _env[0].get_template(f"partials/calc/{template}").render(**context)

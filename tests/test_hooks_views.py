@@ -1,0 +1,75 @@
+"""hooks/views.py in-process: the tool marker's HTML, its inline SVG and its tables."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from html import escape
+
+import pytest
+
+from calc.api import COMMANDS, evaluate
+from calc.diagram import atlas_layout
+from calc.presets import ATLAS_DEFAULT, INFERENCE_DEFAULT, INFERENCE_PRESETS, PRESETS
+from hooks.markers import MARKER_RE, parse
+from hooks.views import render_tool_marker, svg, table_html
+from tests.test_diagram import SPLITS, plan_for
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def render(text: str) -> str:
+    return render_tool_marker(parse(MARKER_RE.search(text)))
+
+
+def _parse_svg(text: str) -> ET.Element:
+    root = ET.fromstring(text)
+    assert root.tag == SVG_NS + "svg"
+    return root
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_svg_is_valid_xml_and_deterministic(split):
+    """The build's SVG parses as XML, has a title and description, and is byte-identical on a rebuild."""
+    plan = plan_for(ATLAS_DEFAULT, **split)
+    first, second = svg(atlas_layout(plan), "x"), svg(atlas_layout(plan_for(ATLAS_DEFAULT, **split)), "x")
+    assert first == second
+    root = _parse_svg(first)
+    assert root.find(SVG_NS + "title").text and root.find(SVG_NS + "desc").text
+    groups = [g for g in root.iter(SVG_NS + "g") if "atlas-crossing" in g.get("class", "")]
+    assert len(groups) == len(plan["communications"])
+
+
+def test_svg_escapes_text():
+    """Text from a drawing is escaped, never markup."""
+    drawing = {"w": 10, "h": 10, "title": "<b>", "desc": "&", "items": [
+        {"t": "text", "x": 1, "y": 1, "s": "<script>alert(1)</script>", "cls": "a", "anchor": "start"}]}
+    out = svg(drawing, "u")
+    assert "<script>" not in out and _parse_svg(out).find(SVG_NS + "text").text == "<script>alert(1)</script>"
+
+
+def test_tool_marker_renders_the_dom_contract():
+    """The tool marker gives data-calc, named fields, data-result values equal to the CLI's JSON, and the view."""
+    html = render("<!-- calc:tool plan id=atlas preset=gpt3-175b presets=all -->")
+    result = evaluate("plan", dict(PRESETS["gpt3-175b"].inputs))
+    assert 'data-calc="plan"' in html and 'data-state="static"' in html and "data-view" in html
+    for p in COMMANDS["plan"].params:
+        assert f'name="{p.name}"' in html
+    for key in ("step_time_s", "communications", "memory_per_device"):
+        assert f'data-result="{key}" data-value="{escape(json.dumps(result[key]), quote=True)}"' in html
+    assert html.count("data-preset=") == len(PRESETS)
+    assert "\n\n" not in html.strip()  # one raw-HTML block for Markdown
+
+
+def test_table_html_links_are_attributes():
+    """A link cell becomes an <a href>, its text escaped."""
+    out = table_html("t", {"caption": "c", "head": ["a"], "rows": [[{"text": "<x>", "href": "../atlas/?a=1&b=2"}]],
+                           "align": "l"})
+    assert '<a href="../atlas/?a=1&amp;b=2">&lt;x&gt;</a>' in out
+
+
+def test_tool_marker_offers_the_serving_presets_and_groups_the_serving_fields():
+    """calc:tool infer with presets=all: one button per serving preset, a Serving group, no training presets."""
+    html = render(f"<!-- calc:tool infer id=inf preset={INFERENCE_DEFAULT} presets=all -->")
+    assert html.count("data-preset=") == len(INFERENCE_PRESETS) and 'data-preset="gpt3-175b"' not in html
+    assert ">Serving<" in html and 'name="weight_precision"' in html
