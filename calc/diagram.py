@@ -19,6 +19,8 @@ picture is ``calc``'s.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from . import units
 from .plan import MEMORY_TERMS
 
@@ -109,6 +111,149 @@ def _layers_text(layers: list[int], v: int) -> str:
     return f"{len(layers)} layers in {v} chunks"
 
 
+@dataclass(frozen=True, slots=True)
+class _AtlasGrid:
+    """Where the atlas places things: the visible stage columns and the rows of the replica."""
+
+    visible: tuple[int | None, ...]  #: the stages drawn, None for the ellipsis
+    x_of: tuple[float, ...]  #: each column's left edge
+    colw: float
+    left: float = 16.0
+    right: float = 56.0
+    gap: float = 34.0
+    y_emb: float = 64.0
+    y_att: float = 92.0
+    y_mlp: float = 132.0
+    y_head: float = 172.0
+    y_dev: float = 212.0
+    dev_h: float = 20.0
+
+    @staticmethod
+    def for_stages(p: int) -> "_AtlasGrid":
+        visible: tuple[int | None, ...] = tuple(range(p)) if p <= 4 else (0, 1, None, p - 1)
+        left, right, gap = 16.0, 56.0, 34.0
+        colw = (_W - left - right - gap * (len(visible) - 1)) / len(visible)
+        return _AtlasGrid(visible, tuple(left + i * (colw + gap) for i in range(len(visible))), colw)
+
+    def col_of(self, stage: int) -> int:
+        """The column a stage is drawn in; a stage hidden in the ellipsis goes to the column after stage 0."""
+        return next((i for i, s in enumerate(self.visible) if s == stage), 1)
+
+
+def _atlas_copies(g: _AtlasGrid, c: int, e: int, d: int) -> list[dict]:
+    """The replica's frame and the context-, expert- and data-parallel copies drawn behind it."""
+    items: list[dict] = []
+    depth = [(k, n) for k, n in (("context", c), ("expert", e), ("data", d)) if n > 1]
+    height = g.y_dev + g.dev_h + 22 - 30
+    for j, (kind, n) in reversed(list(enumerate(depth))):
+        off = 5.0 * (j + 1)
+        items.append(_rect(g.left + off, 30 - off, _W - g.left - g.right, height, "atlas-shadow",
+                           f"{n} {kind}-parallel copies of what is drawn", 6))
+    items.append(_rect(g.left - 6, 30, _W - g.left - g.right + 12, height, "atlas-replica", None, 6))
+    copies = " × ".join(f"{n} {kind}" for kind, n in depth)
+    if copies:
+        items.append(_text(_W - 4, 44, "× " + copies.replace(" × ", " ×\u2009"), "atlas-small", "end"))
+    return items
+
+
+def _atlas_stage(g: _AtlasGrid, x: float, st: dict, s: int, p: int, t: int, v: int, rank_of, gpn: int) -> list[dict]:
+    """One stage's column: its parts (embedding, attention, MLP, head) striped by TP, and its GPUs."""
+    colw, shown_t = g.colw, min(t, 8)
+    items = [_text(x, 42, f"Stage {s}" if p > 1 else "Every GPU of the replica", "atlas-label"),
+             _text(x, 56, _layers_text(st["layers"], v), "atlas-small")]
+    n_layers = len(st["layers"])
+    parts = []
+    if st["embedding"]:
+        parts.append((g.y_emb, 22, "embedding", "Embedding" + (" (÷t by vocabulary)" if t > 1 else "")))
+    parts.append((g.y_att, 34, "attention", f"Attention × {n_layers}"))
+    mlp = f"MoE MLP × {st['moe_layers']}: {st['experts_per_device']} experts" if st["moe_layers"] \
+        else f"MLP × {n_layers}"
+    parts.append((g.y_mlp, 34, "mlp", mlp))
+    if st["output_head"]:
+        parts.append((g.y_head, 22, "head", "Output head"))
+    for y, h, kind, label in parts:
+        items.append(_rect(x, y, colw, h, f"atlas-part atlas-part--{kind}",
+                           f"{label}; each GPU holds 1/{t} of its weight matrices" if t > 1 else label, 3))
+        for k in range(1, shown_t):
+            xx = x + k * colw / shown_t
+            items.append(_line(xx, y + 2, xx, y + h - 2, "atlas-stripe"))
+        items.append(_text(x + 5, y + 14, label, "atlas-part__label"))
+    for k in range(shown_t):  # the GPUs of this stage in replica 0
+        rank = rank_of(s, k)
+        w = colw / shown_t
+        node = rank // gpn
+        items.append(_rect(x + k * w + 1, g.y_dev, w - 2, g.dev_h, f"atlas-dev atlas-dev--node{node % 2}",
+                           f"GPU {rank} (node {node}): stage {s}, tensor rank {k}", 2))
+        if w >= 22:
+            items.append(_text(x + k * w + w / 2, g.y_dev + 14, rank, "atlas-dev__n", "middle"))
+    if t > shown_t:
+        items.append(_text(x + colw, g.y_dev - 4, f"{t} GPUs, 8 drawn", "atlas-small", "end"))
+    items.append(_text(x, g.y_dev + g.dev_h + 14, f"{units.format_bytes(st['memory_total_bytes'])} per GPU",
+                       "atlas-small"))
+    return items
+
+
+def _atlas_crossing(g: _AtlasGrid, comm: dict, slot: int, data_drawn: int, y_rep: float) -> tuple[list[dict], float, float]:
+    """The arrows of one communication (by strategy) and where its numbered badge goes."""
+    kind, colw = comm["strategy"], g.colw
+    x = g.x_of[g.col_of(comm["stage"])]
+    cls = f"atlas-x atlas-x--{kind}"
+    items: list[dict] = []
+    if kind == "tensor":
+        y = g.y_dev - 5 - 5 * slot
+        return _arrow(x + 4, y, x + colw - 4, y, cls), x + colw / 2 + 18 * slot, y
+    if kind == "pipeline" and comm["collective"] == "send-recv":
+        y = g.y_mlp - 4 + 8 * slot
+        for i in range(len(g.visible) - 1):
+            x1, x2 = g.x_of[i] + colw + 3, g.x_of[i + 1] - 3
+            items += _arrow(x1, y, x2, y, cls + (" atlas-x--elided" if None in g.visible[i:i + 2] else ""))
+        return items, g.x_of[0] + colw + g.gap / 2, y - 12
+    if kind == "pipeline":  # tied embedding gradients between the first and the last stage
+        xl = g.x_of[-1]
+        pts = (f"M{_r(g.x_of[0] + colw / 2)} {_r(g.y_emb)}V{_r(22)}H{_r(xl + colw + 8)}"
+               f"V{_r(g.y_head + 11)}H{_r(xl + colw)}")
+        items = [_path(pts, cls + " atlas-x--open"), _head(xl + colw, g.y_head + 11, -1, 0, cls),
+                 _head(g.x_of[0] + colw / 2, g.y_emb, 0, 1, cls)]
+        return items, xl + colw + 8, g.y_att
+    if kind == "context":
+        y, xr = g.y_att + 17, x + colw - 6 - 14 * slot
+        items = [_path(f"M{_r(xr - 10)} {_r(y - 10)}Q{_r(xr + 14)} {_r(y)} {_r(xr - 10)} {_r(y + 10)}",
+                       cls + " atlas-x--open"), _head(xr - 10, y + 10, -1, 0.4, cls)]
+        return items, xr - 22, y
+    if kind == "expert":
+        y, xr = g.y_mlp + 17, x + colw - 8 - 16 * slot
+        return _arrow(xr, y + 8, xr + 10, y - 22, cls), xr - 12, y
+    # data: from the replica down to its copies
+    xx = g.left + 40 + 96 * data_drawn
+    top = g.y_dev + g.dev_h + 24
+    return _arrow(xx, top, xx, y_rep - 2, cls), xx + 14, (top + y_rep) / 2
+
+
+def _atlas_legend(g: _AtlasGrid, plan: dict, legend: list[tuple[int, dict]], y_rep: float, groups: int) -> list[dict]:
+    """Below the replica: the other copies, one numbered line per crossing, and the step and memory."""
+    items: list[dict] = []
+    if groups > 1:
+        items.append(_rect(g.left - 6, y_rep, _W - g.left - g.right + 12, 24, "atlas-copies", None, 6))
+        items.append(_text(g.left + 4, y_rep + 16, f"the other {groups - 1} copies of this replica "
+                                                   f"(data × context × expert = {groups}): same layers, other tokens",
+                           "atlas-small"))
+    y = y_rep + 44
+    if not legend:
+        items.append(_text(10, y, "Nothing crosses a device boundary: one GPU holds the whole model.", "atlas-label"))
+        y += 20
+    for n, comm in legend:
+        line1, line2 = crossing_text(comm)
+        items += _badge(18, y - 4, n)
+        items.append(_text(32, y, line1, "atlas-legend"))
+        items.append(_text(32, y + 15, line2, "atlas-small"))
+        y += 36
+    mem = plan["memory_per_device"]
+    items.append(_text(10, y + 4, f"Step {units.format_time(plan['step_time_s'])}; most loaded GPU (stage "
+                                  f"{mem['stage']}): {_bytes(mem['total_bytes'])} of {_bytes(mem['capacity_bytes'])}"
+                                  f"{'' if mem['fits'] else ' — does not fit'}", "atlas-label"))
+    return items
+
+
 def atlas_layout(plan: dict) -> dict:
     """The atlas drawing of one plan (the dict ``python -m calc plan --json`` prints).
 
@@ -132,154 +277,35 @@ def atlas_layout(plan: dict) -> dict:
     gpn = gpus // nodes if nodes > 1 else gpus
     strides = plan["rank_strides"]
     stages = {s["stage"]: s for s in plan["stages"]}
-    comms = plan["communications"]
-    items: list[dict] = []
-
+    g = _AtlasGrid.for_stages(p)
     title = (f"{gpus} GPUs = data {d} × pipeline {p} × context {c} × expert {e} × tensor {t}"
              f" on {nodes} node{'s' if nodes > 1 else ''}")
-    items.append(_text(10, 16, title, "atlas-title"))
-    visible: list[int | None] = list(range(p)) if p <= 4 else [0, 1, None, p - 1]
-    left, right, gap = 16.0, 56.0, 34.0
-    ncol = len(visible)
-    colw = (_W - left - right - gap * (ncol - 1)) / ncol
-    x_of = [left + i * (colw + gap) for i in range(ncol)]
-    y_emb, y_att, y_mlp, y_head, y_dev = 64.0, 92.0, 132.0, 172.0, 212.0
-    dev_h = 20.0
-    shown_t = min(t, 8)
-
-    # copies behind the replica: context, expert, data
-    depth = [(k, n) for k, n in (("context", c), ("expert", e), ("data", d)) if n > 1]
-    for j, (kind, n) in reversed(list(enumerate(depth))):
-        off = 5.0 * (j + 1)
-        items.append(_rect(left + off, 30 - off, _W - left - right, y_dev + dev_h + 22 - 30, "atlas-shadow",
-                           f"{n} {kind}-parallel copies of what is drawn", 6))
-    items.append(_rect(left - 6, 30, _W - left - right + 12, y_dev + dev_h + 22 - 30, "atlas-replica", None, 6))
-    copies = " × ".join(f"{n} {kind}" for kind, n in depth)
-    if copies:
-        items.append(_text(_W - 4, 44, "× " + copies.replace(" × ", " ×\u2009"), "atlas-small", "end"))
-
-    for i, s in enumerate(visible):
-        x = x_of[i]
+    items: list[dict] = [_text(10, 16, title, "atlas-title"), *_atlas_copies(g, c, e, d)]
+    for i, s in enumerate(g.visible):
+        x = g.x_of[i]
         if s is None:
-            items.append(_text(x + colw / 2, y_mlp, "…", "atlas-ellipsis", "middle"))
-            items.append(_text(x + colw / 2, y_mlp + 18, f"stages 2–{p - 2}", "atlas-small", "middle"))
+            items.append(_text(x + g.colw / 2, g.y_mlp, "…", "atlas-ellipsis", "middle"))
+            items.append(_text(x + g.colw / 2, g.y_mlp + 18, f"stages 2–{p - 2}", "atlas-small", "middle"))
             continue
-        st = stages[s]
-        items.append(_text(x, 42, f"Stage {s}" if p > 1 else "Every GPU of the replica", "atlas-label"))
-        items.append(_text(x, 56, _layers_text(st["layers"], v), "atlas-small"))
-        n_layers = len(st["layers"])
-        parts = []
-        if st["embedding"]:
-            parts.append((y_emb, 22, "embedding", "Embedding" + (" (÷t by vocabulary)" if t > 1 else "")))
-        parts.append((y_att, 34, "attention", f"Attention × {n_layers}"))
-        if st["moe_layers"]:
-            mlp = f"MoE MLP × {st['moe_layers']}: {st['experts_per_device']} experts"
-        else:
-            mlp = f"MLP × {n_layers}"
-        parts.append((y_mlp, 34, "mlp", mlp))
-        if st["output_head"]:
-            parts.append((y_head, 22, "head", "Output head"))
-        for y, h, kind, label in parts:
-            items.append(_rect(x, y, colw, h, f"atlas-part atlas-part--{kind}",
-                               f"{label}; each GPU holds 1/{t} of its weight matrices" if t > 1 else label, 3))
-            for k in range(1, shown_t):
-                xx = x + k * colw / shown_t
-                items.append(_line(xx, y + 2, xx, y + h - 2, "atlas-stripe"))
-            items.append(_text(x + 5, y + 14, label, "atlas-part__label"))
-        # the GPUs of this stage in replica 0
-        for k in range(shown_t):
-            rank = s * strides["pipeline"] + k * strides["tensor"]
-            w = colw / shown_t
-            node = rank // gpn
-            items.append(_rect(x + k * w + 1, y_dev, w - 2, dev_h, f"atlas-dev atlas-dev--node{node % 2}",
-                               f"GPU {rank} (node {node}): stage {s}, tensor rank {k}", 2))
-            if w >= 22:
-                items.append(_text(x + k * w + w / 2, y_dev + 14, rank, "atlas-dev__n", "middle"))
-        if t > shown_t:
-            items.append(_text(x + colw, y_dev - 4, f"{t} GPUs, 8 drawn", "atlas-small", "end"))
-        items.append(_text(x, y_dev + dev_h + 14,
-                           f"{units.format_bytes(st['memory_total_bytes'])} per GPU", "atlas-small"))
-
-    def col_of(stage: int) -> int:
-        for i, s in enumerate(visible):
-            if s == stage:
-                return i
-        return 1  # a stage hidden in the ellipsis is drawn at the column after stage 0
-
-    y_below = y_dev + dev_h + 40
-    y_rep = y_below + 36
+        items += _atlas_stage(g, x, stages[s], s, p, t, v,
+                              lambda st, k: st * strides["pipeline"] + k * strides["tensor"], gpn)
+    y_rep = g.y_dev + g.dev_h + 40 + 36
     legend: list[tuple[int, dict]] = []
     used: dict[tuple[str, int], int] = {}
-    for n, comm in enumerate(comms, start=1):
-        kind = comm["strategy"]
-        col = col_of(comm["stage"])
+    for n, comm in enumerate(plan["communications"], start=1):
+        kind, col = comm["strategy"], g.col_of(comm["stage"])
         slot = used.get((kind, col), 0)
         used[(kind, col)] = slot + 1
-        x = x_of[col]
-        cls = f"atlas-x atlas-x--{kind}"
-        g: list[dict] = []
-        if kind == "tensor":
-            y = y_dev - 5 - 5 * slot
-            g += _arrow(x + 4, y, x + colw - 4, y, cls)
-            bx, by = x + colw / 2 + 18 * slot, y
-        elif kind == "pipeline" and comm["collective"] == "send-recv":
-            y = y_mlp - 4 + 8 * slot
-            for i in range(ncol - 1):
-                x1, x2 = x_of[i] + colw + 3, x_of[i + 1] - 3
-                g += _arrow(x1, y, x2, y, cls + (" atlas-x--elided" if None in visible[i:i + 2] else ""))
-            bx, by = x_of[0] + colw + gap / 2, y - 12
-        elif kind == "pipeline":  # tied embedding gradients between the first and the last stage
-            xl = x_of[-1]
-            pts = (f"M{_r(x_of[0] + colw / 2)} {_r(y_emb)}V{_r(22)}H{_r(xl + colw + 8)}"
-                   f"V{_r(y_head + 11)}H{_r(xl + colw)}")
-            g.append(_path(pts, cls + " atlas-x--open"))
-            g.append(_head(xl + colw, y_head + 11, -1, 0, cls))
-            g.append(_head(x_of[0] + colw / 2, y_emb, 0, 1, cls))
-            bx, by = xl + colw + 8, y_att
-        elif kind == "context":
-            y = y_att + 17
-            xr = x + colw - 6 - 14 * slot
-            g.append(_path(f"M{_r(xr - 10)} {_r(y - 10)}Q{_r(xr + 14)} {_r(y)} {_r(xr - 10)} {_r(y + 10)}",
-                           cls + " atlas-x--open"))
-            g.append(_head(xr - 10, y + 10, -1, 0.4, cls))
-            bx, by = xr - 22, y
-        elif kind == "expert":
-            y = y_mlp + 17
-            xr = x + colw - 8 - 16 * slot
-            g += _arrow(xr, y + 8, xr + 10, y - 22, cls)
-            bx, by = xr - 12, y
-        else:  # data: from the replica down to its copies
-            xx = left + 40 + 96 * len([k for k in legend if k[1]["strategy"] == "data"])
-            g += _arrow(xx, y_dev + dev_h + 24, xx, y_rep - 2, cls)
-            bx, by = xx + 14, (y_dev + dev_h + 24 + y_rep) / 2
-        g += _badge(bx, by, n)
+        arrows, bx, by = _atlas_crossing(g, comm, slot, sum(1 for _, k in legend if k["strategy"] == "data"), y_rep)
         line1, line2 = crossing_text(comm)
         items.append({"t": "g", "cls": f"atlas-crossing atlas-crossing--{kind}", "title": f"{n}. {line1}; {line2}",
-                      "data": {"crossing": str(n), "strategy": kind}, "items": g})
+                      "data": {"crossing": str(n), "strategy": kind}, "items": arrows + _badge(bx, by, n)})
         legend.append((n, comm))
-
-    if d > 1 or c > 1 or e > 1:
-        groups = d * c * e
-        items.append(_rect(left - 6, y_rep, _W - left - right + 12, 24, "atlas-copies", None, 6))
-        items.append(_text(left + 4, y_rep + 16, f"the other {groups - 1} copies of this replica "
-                                                 f"(data × context × expert = {groups}): same layers, other tokens",
-                           "atlas-small"))
-    y = y_rep + 44
-    if not legend:
-        items.append(_text(10, y, "Nothing crosses a device boundary: one GPU holds the whole model.", "atlas-label"))
-        y += 20
-    for n, comm in legend:
-        line1, line2 = crossing_text(comm)
-        items += _badge(18, y - 4, n)
-        items.append(_text(32, y, line1, "atlas-legend"))
-        items.append(_text(32, y + 15, line2, "atlas-small"))
-        y += 36
-    mem = plan["memory_per_device"]
-    items.append(_text(10, y + 4, f"Step {units.format_time(plan['step_time_s'])}; most loaded GPU (stage "
-                                  f"{mem['stage']}): {_bytes(mem['total_bytes'])} of {_bytes(mem['capacity_bytes'])}"
-                                  f"{'' if mem['fits'] else ' — does not fit'}", "atlas-label"))
-    return {"w": _W, "h": _r(y + 16), "title": "Atlas: " + title,
-            "desc": f"{len(comms)} kinds of transfer cross device boundaries; the table below lists them.",
+    items += _atlas_legend(g, plan, legend, y_rep, d * c * e)
+    y_end = y_rep + 44 + (20 if not legend else 36 * len(legend))
+    return {"w": _W, "h": _r(y_end + 16), "title": "Atlas: " + title,
+            "desc": f"{len(plan['communications'])} kinds of transfer cross device boundaries; the table below "
+                    "lists them.",
             "items": items}
 
 
