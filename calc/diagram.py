@@ -87,7 +87,7 @@ def _bytes(n: float) -> str:
     return f"{units.format_bytes(n)} ({units.format_bytes(n, 'iec')})"
 
 
-def crossing_text(c: dict) -> tuple[str, str]:
+def crossing_text(c: dict, step: str = "step") -> tuple[str, str]:
     """Two lines describing one communication: what moves, and how much, where and how long.
 
     >>> crossing_text({"strategy": "tensor", "collective": "all-reduce", "what": "layer activations",
@@ -96,7 +96,7 @@ def crossing_text(c: dict) -> tuple[str, str]:
     """
     where = "inside a node" if c["intra_node"] else "across nodes"
     return (f"{STRATEGY_NAMES.get(c['strategy'], c['strategy'])} · {c['collective']} · {c['what']}",
-            f"{c['group_size']} GPUs · {_bytes(c['bytes_per_step'])} per GPU per step · {where} · "
+            f"{c['group_size']} GPUs · {_bytes(c['bytes_per_step'])} per GPU per {step} · {where} · "
             f"{units.format_time(c['time_s'])}")
 
 
@@ -229,33 +229,38 @@ def _atlas_crossing(g: _AtlasGrid, comm: dict, slot: int, data_drawn: int, y_rep
     return _arrow(xx, top, xx, y_rep - 2, cls), xx + 14, (top + y_rep) / 2
 
 
-def _atlas_legend(g: _AtlasGrid, plan: dict, legend: list[tuple[int, dict]], y_rep: float, groups: int) -> list[dict]:
+def _atlas_legend(g: _AtlasGrid, plan: dict, legend: list[tuple[int, dict]], y_rep: float, groups: int,
+                  serving: bool) -> list[dict]:
     """Below the replica: the other copies, one numbered line per crossing, and the step and memory."""
     items: list[dict] = []
     if groups > 1:
+        other = "other sequences" if serving else "other tokens"
         items.append(_rect(g.left - 6, y_rep, _W - g.left - g.right + 12, 24, "atlas-copies", None, 6))
         items.append(_text(g.left + 4, y_rep + 16, f"the other {groups - 1} copies of this replica "
-                                                   f"(data × context × expert = {groups}): same layers, other tokens",
+                                                   f"(data × context × expert = {groups}): same layers, {other}",
                            "atlas-small"))
     y = y_rep + 44
     if not legend:
         items.append(_text(10, y, "Nothing crosses a device boundary: one GPU holds the whole model.", "atlas-label"))
         y += 20
     for n, comm in legend:
-        line1, line2 = crossing_text(comm)
+        line1, line2 = crossing_text(comm, "generated token" if serving else "step")
         items += _badge(18, y - 4, n)
         items.append(_text(32, y, line1, "atlas-legend"))
         items.append(_text(32, y + 15, line2, "atlas-small"))
         y += 36
     mem = plan["memory_per_device"]
-    items.append(_text(10, y + 4, f"Step {units.format_time(plan['step_time_s'])}; most loaded GPU (stage "
+    step = (f"Decode step (one token for each of the batch's sequences) {units.format_time(plan['decode_time_per_token_s'])}"
+            if serving else f"Step {units.format_time(plan['step_time_s'])}")
+    items.append(_text(10, y + 4, f"{step}; most loaded GPU (stage "
                                   f"{mem['stage']}): {_bytes(mem['total_bytes'])} of {_bytes(mem['capacity_bytes'])}"
                                   f"{'' if mem['fits'] else ' — does not fit'}", "atlas-label"))
     return items
 
 
 def atlas_layout(plan: dict) -> dict:
-    """The atlas drawing of one plan (the dict ``python -m calc plan --json`` prints).
+    """The atlas drawing of one plan (the dict ``python -m calc plan --json`` prints), or of a
+    serving plan (``python -m calc infer --json``: its crossings are per generated token).
 
     One model replica is drawn as its pipeline stages (columns; at most four, with
     an ellipsis), each holding its part of the model (embedding, attention, MLP,
@@ -278,6 +283,7 @@ def atlas_layout(plan: dict) -> dict:
     strides = plan["rank_strides"]
     stages = {s["stage"]: s for s in plan["stages"]}
     g = _AtlasGrid.for_stages(p)
+    serving = "decode_time_per_token_s" in plan
     title = (f"{gpus} GPUs = data {d} × pipeline {p} × context {c} × expert {e} × tensor {t}"
              f" on {nodes} node{'s' if nodes > 1 else ''}")
     items: list[dict] = [_text(10, 16, title, "atlas-title"), *_atlas_copies(g, c, e, d)]
@@ -297,15 +303,16 @@ def atlas_layout(plan: dict) -> dict:
         slot = used.get((kind, col), 0)
         used[(kind, col)] = slot + 1
         arrows, bx, by = _atlas_crossing(g, comm, slot, sum(1 for _, k in legend if k["strategy"] == "data"), y_rep)
-        line1, line2 = crossing_text(comm)
+        line1, line2 = crossing_text(comm, "generated token" if serving else "step")
         items.append({"t": "g", "cls": f"atlas-crossing atlas-crossing--{kind}", "title": f"{n}. {line1}; {line2}",
                       "data": {"crossing": str(n), "strategy": kind}, "items": arrows + _badge(bx, by, n)})
         legend.append((n, comm))
-    items += _atlas_legend(g, plan, legend, y_rep, d * c * e)
+    items += _atlas_legend(g, plan, legend, y_rep, d * c * e, serving)
     y_end = y_rep + 44 + (20 if not legend else 36 * len(legend))
-    return {"w": _W, "h": _r(y_end + 16), "title": "Atlas: " + title,
-            "desc": f"{len(plan['communications'])} kinds of transfer cross device boundaries; the table below "
-                    "lists them.",
+    kinds = f"{len(plan['communications'])} kinds of transfer cross device boundaries"
+    return {"w": _W, "h": _r(y_end + 16), "title": ("Serving atlas: " if serving else "Atlas: ") + title,
+            "desc": (f"{kinds} for each generated token (one decode step of the batch)" if serving else kinds)
+                    + "; the table below lists them.",
             "items": items}
 
 

@@ -3,6 +3,8 @@
 import json
 from urllib.parse import parse_qsl, urlsplit
 
+import pytest
+
 from calc.api import COMMANDS, evaluate, run
 from calc.page import page_request
 from calc.presets import ATLAS_DEFAULT, INFERENCE_PRESETS, PRESETS
@@ -56,12 +58,13 @@ def test_sweep_doubles_from_the_expert_degree_to_the_largest_batch_that_fits():
     assert [p["decode_time_per_token_s"] for p in points] == sorted(p["decode_time_per_token_s"] for p in points)
 
 
-def test_infer_view_has_the_chart_the_memory_bars_and_the_tables():
-    """Two drawings (the chart with a point per sweep batch, the memory bars) and six tables."""
+def test_infer_view_has_the_atlas_the_chart_the_memory_bars_and_the_tables():
+    """Three drawings (the serving atlas, the chart with a point per sweep batch, the memory bars) and six tables."""
     inputs = dict(COMMANDS["infer"].example)
     values, result = run("infer", inputs)
     view = page_view("infer", inputs, values, result)
-    chart, bars = view["figures"]
+    atlas, chart, bars = view["figures"]
+    assert atlas["title"].startswith("Serving atlas: ")
     points = [i for i in chart["items"] if i["t"] == "g" and i["cls"].startswith("sv-pt")]
     assert len(points) == len(view["tables"]["sweep"]["rows"])
     assert sum("sv-pt--current" in p["cls"] for p in points) == 1
@@ -82,3 +85,18 @@ def test_every_serving_preset_evaluates():
     """Each preset is a complete, valid set of infer inputs."""
     for name, preset in INFERENCE_PRESETS.items():
         assert evaluate("infer", dict(preset.inputs))["max_concurrent_sequences"] >= int(preset.inputs["batch"]), name
+
+
+@pytest.mark.parametrize("name", sorted(INFERENCE_PRESETS))
+def test_the_serving_atlas_draws_every_crossing_per_generated_token(name):
+    """Each communication of a serving plan is one numbered crossing, its legend per generated token;
+    a replica on one GPU says nothing crosses."""
+    result = evaluate("infer", dict(INFERENCE_PRESETS[name].inputs))
+    atlas = page_view("infer", {}, *run("infer", dict(INFERENCE_PRESETS[name].inputs)))["figures"][0]
+    crossings = [i for i in atlas["items"] if i["t"] == "g" and i["cls"].startswith("atlas-crossing")]
+    assert [c["data"]["strategy"] for c in crossings] == [c["strategy"] for c in result["communications"]]
+    assert all("per GPU per generated token" in c["title"] for c in crossings)
+    texts = [i["s"] for i in atlas["items"] if i["t"] == "text"]
+    assert any(str(t).startswith("Decode step (one token for each of the batch's sequences) ") for t in texts)
+    if not crossings:
+        assert "Nothing crosses a device boundary: one GPU holds the whole model." in texts
