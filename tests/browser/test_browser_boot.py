@@ -101,7 +101,8 @@ def test_python_starts_early_when_the_browser_is_idle(cold_page):
 
 
 def test_save_data_waits_for_the_calculator(cold_page, watch):
-    """With Save-Data, idle time starts nothing: Python starts when the calculator is focused."""
+    """With Save-Data, idle time starts nothing: Python starts when the calculator is focused, and
+    without the snapshot (twice the bytes of a normal boot)."""
     page = cold_page
     page.set_viewport_size({"width": 1000, "height": 300})
     page.add_init_script(SAVE_DATA)
@@ -115,3 +116,6 @@ def test_save_data_waits_for_the_calculator(cold_page, watch):
     assert calc.state == "static" and watch.paths("calc-worker.mjs") == []
     calc.root.locator('[name="ranks"]').focus()
     assert calc.wait_state("ready") == "ready"
+    [mark] = page.evaluate(BOOT)
+    assert mark["boot"] == "normal" and "saves data" in mark["fallback"], mark  # fewer bytes without it
+    assert watch.paths(".snapshot.gz") == []

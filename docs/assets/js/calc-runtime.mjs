@@ -10,7 +10,8 @@
 //
 // Starting early: startWhenIdle() starts the worker when the browser is next idle, so that Python is
 // ready before the reader reaches a calculator; not when the reader asks to save data (Save-Data, or
-// prefers-reduced-data), where it starts only when a calculator shows or is used, as before.
+// prefers-reduced-data), where it starts only when a calculator shows or is used, as before, and
+// boots without the memory snapshot (as on a slow connection: see calc-worker.mjs).
 // A failure the worker sees (a file that cannot be fetched, a wrong checksum) is reported at once.
 // The watchdog covers a start that hangs: it counts only the time the worker is idle (it answers a
 // ping each second) while no data arrives, and says "unavailable" after WATCHDOG_MS of that. A slow
@@ -78,6 +79,7 @@ export function startRuntime() {
   if (worker !== null) return;
   worker = new Worker(new URL("./calc-worker.mjs", import.meta.url), { type: "module", name: "calc" });
   worker.addEventListener("message", onMessage);
+  worker.postMessage({ type: "start", snapshot: !savingData() && !slowConnection() });
   worker.addEventListener("error", (event) => {
     event.preventDefault(); // reported in the page as "unavailable", not as a console error
     setState("unavailable", "the Python worker could not start");
@@ -107,6 +109,12 @@ export function request(body) {
 /** The reader asked to save data: the Save-Data hint, or the prefers-reduced-data media feature. */
 export function savingData() {
   return navigator.connection?.saveData === true || matchMedia("(prefers-reduced-data: reduce)").matches;
+}
+
+/** The connection is slow (2G or 3G class, where the browser says so): the memory snapshot, 6.7 MB more to
+ * fetch than a normal boot, would cost more time than it saves. */
+function slowConnection() {
+  return /(^|-)[23]g$/.test(navigator.connection?.effectiveType ?? "");
 }
 
 /** Start the worker when the browser is next idle (after the page's own work), unless the reader asks

@@ -15,8 +15,10 @@
 // {type: "pong"} whenever this thread is free: a worker that answers but receives nothing is waiting
 // on a network that has stopped; one that does not answer is busy starting Python.
 //
-// Protocol, page -> worker: {id, request} where request is what calc.series.page_request
-// takes ({op: "evaluate", command, inputs} or {op: "ring", ranks}), or {type: "ping"}.
+// Protocol, page -> worker: first {type: "start", snapshot} (whether to try the snapshot: not when
+// the reader saves data or the connection is slow, as the snapshot doubles the bytes to fetch);
+// then {id, request} where request is what calc.series.page_request takes
+// ({op: "evaluate", command, inputs} or {op: "ring", ranks}), or {type: "ping"}.
 // Worker -> page: {id, answer} (the parsed JSON that page_request returns) or
 // {id, failure} when the runtime is unavailable or Python raised something unexpected.
 import { loadPyodide } from "../vendor/pyodide/pyodide.mjs";
@@ -101,9 +103,17 @@ async function snapshotMemory(manifest) {
 
 const OPTIONS = { indexURL: PYODIDE_URL, packages: [], stdout: () => {}, stderr: () => {} };
 
-/** Pyodide from the snapshot when it can be had and used; otherwise booted as usual. */
+let configure;
+const config = new Promise((resolve) => {
+  configure = resolve;
+});
+
+/** Pyodide from the snapshot when it is wanted and can be had and used; otherwise booted as usual. */
 async function bootPyodide(manifest) {
-  const memory = manifest.then(snapshotMemory);
+  const memory = Promise.all([manifest, config]).then(([info, { snapshot }]) => {
+    if (!snapshot) throw new Error("not wanted: the reader saves data or the connection is slow");
+    return snapshotMemory(info);
+  });
   memory.catch(() => {}); // a missing snapshot is reported as the fallback's reason below
   try {
     // Pyodide fetches its .wasm, stdlib and lock file while the snapshot is still arriving.
@@ -151,6 +161,10 @@ function answer(pageRequest, request) {
 }
 
 self.addEventListener("message", async (event) => {
+  if (event.data.type === "start") {
+    configure(event.data);
+    return;
+  }
   if (event.data.type === "ping") {
     self.postMessage({ type: "pong" });
     return;
