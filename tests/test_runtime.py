@@ -119,3 +119,6 @@ def test_snapshot_cache_is_keyed_by_what_the_snapshot_depends_on(wheel, tmp_path
     assert runtime.cached_snapshot(tmp_path, wheel, version) == first and len(made) == 1  # from the cache
     entry.write_bytes(b"damaged")
     assert runtime.cached_snapshot(tmp_path, wheel, version) == first and len(made) == 2
+    for n in range(runtime.SNAPSHOT_CACHE_KEEP + 2):  # older entries go, the newest stay
+        runtime.cached_snapshot(tmp_path, runtime.Wheel(wheel.data + bytes([n]), wheel.built_as), version)
+    assert len(list(entry.parent.glob("*.gz"))) == runtime.SNAPSHOT_CACHE_KEEP

@@ -11,7 +11,8 @@
 // Health, for the page's watchdog (calc-runtime.mjs): Pyodide does not reject when one of its own
 // files fails (a blocked .wasm leaves it waiting), so every fetch of this worker, ours and
 // Pyodide's, is watched: the first that fails ends the start at once, and each piece of data that
-// arrives is posted as {type: "progress"}. The page also sends {type: "ping"}, answered with
+// arrives is posted as {type: "progress"}, at most one every PROGRESS_MS (20 MB arrive in hundreds of
+// pieces, each of which would otherwise be a task on the page's main thread). The page also sends {type: "ping"}, answered with
 // {type: "pong"} whenever this thread is free: a worker that answers but receives nothing is waiting
 // on a network that has stopped; one that does not answer is busy starting Python.
 //
@@ -23,7 +24,17 @@
 // {id, failure} when the runtime is unavailable or Python raised something unexpected.
 import { loadPyodide } from "../vendor/pyodide/pyodide.mjs";
 
-self.postMessage({ type: "progress" }); // this module and Pyodide's loader have arrived
+const PROGRESS_MS = 250; // well within the page watchdog's 1 s tick
+let lastProgress = -Infinity;
+
+function progress() {
+  const now = performance.now();
+  if (now - lastProgress < PROGRESS_MS) return;
+  lastProgress = now;
+  self.postMessage({ type: "progress" });
+}
+
+progress(); // this module and Pyodide's loader have arrived
 
 const fetchFromNetwork = self.fetch.bind(self);
 let fetchFailed;
@@ -38,7 +49,7 @@ function reportProgress(response) {
   const reader = response.clone().body?.getReader();
   const next = () => reader.read().then(({ done }) => {
     if (done) return;
-    self.postMessage({ type: "progress" });
+    progress();
     return next();
   });
   if (reader) next().catch(() => {}); // a failed body is reported by whoever reads the response
@@ -59,7 +70,7 @@ self.fetch = async (input, init) => {
     fetchFailed(new Error(`${name}: HTTP ${response.status}`));
     return response;
   }
-  self.postMessage({ type: "progress" });
+  progress();
   return reportProgress(response);
 };
 
