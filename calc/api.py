@@ -19,7 +19,8 @@ from .commands import batch, collectives, compare, export, inference, plan, scal
 from .errors import CalcError
 
 __all__ = [
-    "Param", "Result", "Command", "COMMANDS", "evaluate", "evaluate_for_page", "error_json",
+    "Param", "Result", "Command", "COMMANDS", "command", "run", "evaluate", "evaluate_for_page", "page_values",
+    "error_json",
     "parse_param", "format_result", "format_field", "unit_of_field",
 ]
 
@@ -36,7 +37,27 @@ COMMANDS: dict[str, Command] = {
 }
 
 
-def evaluate(command: str, raw: Mapping[str, object]) -> dict:
+def command(name: object) -> Command:
+    """The command called ``name``, or a CalcError listing them."""
+    cmd = COMMANDS.get(name) if isinstance(name, str) else None
+    if cmd is None:
+        raise CalcError("command", "one of " + ", ".join(COMMANDS), name)
+    return cmd
+
+
+def run(name: str, raw: Mapping[str, object]) -> tuple[dict, dict]:
+    """Parse ``raw`` once and compute: ``(values, result)``, the parsed inputs beside the result.
+
+    The page's views and charts draw from ``values`` (:mod:`calc.page`), so nothing is parsed twice.
+    """
+    cmd = command(name)
+    values = cmd.parse(raw)
+    result = cmd.compute(values)
+    _check_finite(result)
+    return values, result
+
+
+def evaluate(name: str, raw: Mapping[str, object]) -> dict:
     """Parse ``raw`` by the command's parameters, compute, return the JSON-able result.
 
     Blank or missing optional values take their defaults; unknown names are errors.
@@ -44,19 +65,14 @@ def evaluate(command: str, raw: Mapping[str, object]) -> dict:
     >>> evaluate("batch", {"micro_batch": "8", "accumulation": "16", "data_parallel": "64"})["global_batch"]
     8192
     """
-    cmd = COMMANDS.get(command)
-    if cmd is None:
-        raise CalcError("command", "one of " + ", ".join(COMMANDS), command)
-    result = cmd.compute(cmd.parse(raw))
-    _check_finite(result)
-    return result
+    return run(name, raw)[1]
 
 
 def _check_finite(result: dict) -> None:
     """The last guard: a result holding NaN or an infinity is refused, so none is ever printed.
 
-    The parameters' limits keep every result finite (:mod:`calc.check`); this catches what they
-    miss, such as an efficiency so small that dividing by it overflows.
+    The parameters' limits and floors keep every result finite (:mod:`calc.check`; an efficiency or
+    a rate near 0 is refused by name); this catches whatever a new formula lets through.
     """
     stack: list[tuple[str, object]] = list(result.items())
     while stack:
@@ -67,31 +83,32 @@ def _check_finite(result: dict) -> None:
         if isinstance(value, dict):
             stack.extend((f"{key}.{k}", v) for k, v in value.items())
         elif isinstance(value, (list, tuple)):
-            stack.extend((key, v) for v in value)
+            stack.extend((f"{key}[{i}]", v) for i, v in enumerate(value))
 
 
-def evaluate_for_page(command: str, raw_json: str) -> str:
-    """What the page's worker calls: JSON in, JSON out, never an exception.
+def page_values(cmd: Command, result: dict) -> dict:
+    """The page's success answer for ``result``: ``{"ok": true, "values": ..., "text": ...}``.
 
-    Success: ``{"ok": true, "values": {key: <json text of the value>}, "text": {key: formatted}}``;
-    the JSON text is exactly what the CLI prints for that key. Failure:
-    ``{"ok": false, "param": name, "message": text}``. Always strict JSON (no NaN, no Infinity).
+    ``values[key]`` is the JSON text the CLI prints for that key; ``text[key]`` the formatted value
+    (blank for a nested result, which the page's views draw instead of showing as text).
+    """
+    return {"ok": True,
+            "values": {r.key: jsontext.dumps(result[r.key]) for r in cmd.results},
+            "text": {r.key: "" if r.unit == "json" else format_result(r.unit, result[r.key]) for r in cmd.results}}
+
+
+def evaluate_for_page(name: str, raw_json: str) -> str:
+    """JSON inputs in, the page's answer (:func:`page_values`) or failure out, never an exception.
+
+    Failure: ``{"ok": false, "param": name, "message": text}``. Always strict JSON (no NaN, no
+    Infinity). The worker's full answer, with charts and views, is :func:`calc.page.page_request`.
     """
     try:
         raw = jsontext.loads(raw_json, "inputs")
         if not isinstance(raw, dict):
             raise CalcError("inputs", "a JSON object", raw_json)
-        result = evaluate(command, raw)
-        cmd = COMMANDS[command]
-        return jsontext.dumps(
-            {
-                "ok": True,
-                "values": {r.key: jsontext.dumps(result[r.key]) for r in cmd.results},
-                # nested results are drawn by the page's views, not shown as text: no second copy of them
-                "text": {r.key: "" if r.unit == "json" else format_result(r.unit, result[r.key])
-                         for r in cmd.results},
-            }
-        )
+        _, result = run(name, raw)
+        return jsontext.dumps(page_values(COMMANDS[name], result))
     except CalcError as e:
         return error_json(e)
 

@@ -71,14 +71,9 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(_fail(self.prog, message))
 
 
-def _spec_fields(cmd: Command) -> dict[str, str]:
-    """Flat field name → SPEC.json section, for commands that read a SPEC (else empty)."""
-    return {p.name: p.section for p in cmd.params if p.section}
-
-
 def _add_command(sub: argparse._SubParsersAction, cmd: Command) -> None:
     p = sub.add_parser(cmd.name, help=cmd.title, description=cmd.title, allow_abbrev=False)
-    fields = _spec_fields(cmd)
+    fields = cmd.spec_fields
     if fields:
         sections = ", ".join(dict.fromkeys(fields.values()))
         p.add_argument("spec", metavar="SPEC.json", help=f"a JSON object with the sections {sections}")
@@ -168,7 +163,7 @@ def _leftover(cmd: Command, argv: Sequence[str], extra: list[str]) -> CalcError:
     before = next((a for a in reversed(args[:at]) if a.startswith("--")), None)
     flags = {"--json"} | {"--" + p.name.replace("_", "-") for p in cmd.params if p.kind == "flag"}
     if before is None:
-        if _spec_fields(cmd):
+        if cmd.spec_fields:
             return CalcError("SPEC.json", "one file name", token)
         return CalcError("arguments", "options of the form --name VALUE", token)
     if before in flags:
@@ -195,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     prog = f"python -m calc {cmd.name}"
     if extra:
         return _fail(prog, _leftover(cmd, argv, extra))
-    fields = _spec_fields(cmd)
+    fields = cmd.spec_fields
     raw = {p.name: getattr(args, p.name) for p in cmd.params
            if not p.section and getattr(args, p.name) is not None}
     try:

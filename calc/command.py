@@ -20,7 +20,7 @@ from .check import MAX_COUNT, count, fraction, real
 from .errors import CalcError
 from .spec import parse_text
 
-__all__ = ["Param", "Result", "Command", "parse_param", "is_blank", "format_result", "unit_of_field", "format_field"]
+__all__ = ["Param", "Result", "Command", "KINDS", "UNITS", "parse_param", "is_blank", "format_result", "unit_of_field", "format_field"]
 
 #: A decimal number as typed (ASCII digits only; the grammar of :mod:`calc.units`, matched in linear time).
 _NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -35,7 +35,7 @@ class Param:
     """One input. ``default`` is raw text; ``None`` means optional and absent."""
 
     name: str  #: snake_case; the CLI option is ``--`` + name with ``-``
-    kind: str  #: count | number | fraction | size | bandwidth | time | flop_rate | sizes | counts | choice | flag | spec
+    kind: str  #: one of :data:`KINDS` (count, number, fraction, size, bandwidth, time, flop_rate, ...)
     label: str  #: what the field is, with its unit
     help: str = ""
     default: str | None = None
@@ -46,6 +46,10 @@ class Param:
     maximum: float | None = None  #: for count and number; None: check.MAX_COUNT (count) or 1e18 (number)
     section: str = ""  #: the SPEC.json section holding it (plan and search only)
 
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:  # a bug in a command's declaration, not input
+            raise ValueError(f"parameter {self.name}: unknown kind {self.kind!r} (known: {', '.join(KINDS)})")
+
 
 @dataclass(frozen=True, slots=True)
 class Result:
@@ -53,7 +57,11 @@ class Result:
 
     key: str
     label: str
-    unit: str  #: examples | sequences | tokens | count | bytes | seconds | bytes_per_s | ratio | percent | text | flops | days | tokens_per_s | json
+    unit: str  #: one of :data:`UNITS` (examples, tokens, bytes, seconds, ratio, percent, fits, json, text, ...)
+
+    def __post_init__(self) -> None:
+        if self.unit not in UNITS:  # a bug in a command's declaration, not input
+            raise ValueError(f"result {self.key}: unknown unit {self.unit!r} (known: {', '.join(UNITS)})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +76,23 @@ class Command:
     example: Mapping[str, str] = field(default_factory=dict)  #: the page's default inputs
     #: the CLI's text output when it is not one line per result (a file format, such as launch settings)
     render: Callable[[dict], str] | None = field(default=None, repr=False)
+
+    @property
+    def spec_fields(self) -> dict[str, str]:
+        """Flat field name → its SPEC.json section (empty for a command that reads no SPEC)."""
+        return {p.name: p.section for p in self.params if p.section}
+
+    def fields(self, given: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Every field's text as a form shows it: ``given``'s (a preset or an example), else the default, else blank.
+
+        The one rule for a form's starting values (the build's forms, preset buttons, the atlas's defaults).
+
+        >>> cmd = Command("x", "X", (Param("n", "count", "N", default="2"), Param("m", "count", "M")), (), dict)
+        >>> cmd.fields(), cmd.fields({"m": "5"})
+        ({'n': '2', 'm': ''}, {'n': '2', 'm': '5'})
+        """
+        given = given or {}
+        return {p.name: given.get(p.name, p.default or "") for p in self.params}
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -109,46 +134,60 @@ def _parse_number_text(p: Param, raw: object, rule: str) -> object:
     return raw
 
 
+def _parse_count(p: Param, raw: object) -> int:
+    top = MAX_COUNT if p.maximum is None else int(p.maximum)
+    return count(p.name, _parse_number_text(p, raw, f"a whole number >= {int(p.minimum)}"), minimum=int(p.minimum),
+                 maximum=top)
+
+
+def _parse_number(p: Param, raw: object) -> float:
+    return real(p.name, _parse_number_text(p, raw, f"a number >= {p.minimum:g}"), minimum=p.minimum,
+                allow_minimum=True, maximum=1e18 if p.maximum is None else p.maximum)
+
+
+def _parse_choice(p: Param, raw: object) -> str:
+    if raw not in p.choices:
+        raise CalcError(p.name, "one of " + ", ".join(p.choices), raw)
+    return raw  # type: ignore[return-value]
+
+
+def _parse_flag(p: Param, raw: object) -> bool:
+    if raw is True or (isinstance(raw, str) and raw in _TRUE):
+        return True
+    if raw is False or (isinstance(raw, str) and raw in _FALSE):
+        return False
+    raise CalcError(p.name, "true or false", raw)
+
+
+def _parse_spec(p: Param, raw: object) -> dict:
+    """A whole SPEC (JSON text, or the object itself): its fields are checked by the command."""
+    data = parse_text(raw, p.name) if isinstance(raw, str) else raw
+    if not isinstance(data, dict):
+        raise CalcError(p.name, "a JSON object of sections", raw)
+    return data
+
+
+#: Every parameter kind and its parser (raw text or JSON value → the value ``compute`` takes).
+#: A :class:`Param` of any other kind is refused when it is declared.
+KINDS: dict[str, Callable[[Param, object], object]] = {
+    "count": _parse_count,
+    "number": _parse_number,
+    "fraction": lambda p, raw: fraction(p.name, _parse_number_text(p, raw, "a number >= 0 and < 1")),
+    "size": lambda p, raw: units.parse_size(raw, p.name),
+    "bandwidth": lambda p, raw: units.parse_bandwidth(raw, p.name),
+    "time": lambda p, raw: units.parse_time(raw, p.name),
+    "flop_rate": lambda p, raw: units.parse_flop_rate(raw, p.name),
+    "choice": _parse_choice,
+    "flag": _parse_flag,
+    "sizes": lambda p, raw: _parse_sizes(p.name, raw),
+    "counts": lambda p, raw: _parse_counts(p, raw),
+    "spec": _parse_spec,
+}
+
+
 def parse_param(p: Param, raw: object) -> object:
-    """Turn one raw value (text or number) into the value the calculation takes."""
-    if p.kind == "count":
-        rule = f"a whole number >= {int(p.minimum)}"
-        top = MAX_COUNT if p.maximum is None else int(p.maximum)
-        return count(p.name, _parse_number_text(p, raw, rule), minimum=int(p.minimum), maximum=top)
-    if p.kind == "number":
-        rule = f"a number >= {p.minimum:g}"
-        return real(p.name, _parse_number_text(p, raw, rule), minimum=p.minimum,
-                    allow_minimum=True, maximum=1e18 if p.maximum is None else p.maximum)
-    if p.kind == "fraction":
-        return fraction(p.name, _parse_number_text(p, raw, "a number >= 0 and < 1"))
-    if p.kind == "size":
-        return units.parse_size(raw, p.name)
-    if p.kind == "bandwidth":
-        return units.parse_bandwidth(raw, p.name)
-    if p.kind == "time":
-        return units.parse_time(raw, p.name)
-    if p.kind == "flop_rate":
-        return units.parse_flop_rate(raw, p.name)
-    if p.kind == "choice":
-        if raw not in p.choices:
-            raise CalcError(p.name, "one of " + ", ".join(p.choices), raw)
-        return raw
-    if p.kind == "flag":
-        if raw is True or (isinstance(raw, str) and raw in _TRUE):
-            return True
-        if raw is False or (isinstance(raw, str) and raw in _FALSE):
-            return False
-        raise CalcError(p.name, "true or false", raw)
-    if p.kind == "sizes":
-        return _parse_sizes(p.name, raw)
-    if p.kind == "counts":
-        return _parse_counts(p, raw)
-    if p.kind == "spec":  # a whole SPEC (JSON text, or the object itself): its fields are checked by the command
-        data = parse_text(raw, p.name) if isinstance(raw, str) else raw
-        if not isinstance(data, dict):
-            raise CalcError(p.name, "a JSON object of sections", raw)
-        return data
-    raise AssertionError(f"unknown parameter kind {p.kind!r}")  # a bug in COMMANDS, not input
+    """Turn one raw value (text or number) into the value the calculation takes (by :data:`KINDS`)."""
+    return KINDS[p.kind](p, raw)
 
 
 def _parse_sizes(name: str, raw: object) -> list[list[int]]:
@@ -193,41 +232,38 @@ def is_blank(raw: object) -> bool:
     return raw is None or (isinstance(raw, str) and raw.strip() == "")
 
 
+def _count_of(word: str) -> Callable[[object], str]:
+    return lambda value: units.format_count(value, word)  # type: ignore[arg-type]
+
+
+#: Every result unit and its formatter. A :class:`Result` in any other unit is refused when it is declared.
+UNITS: dict[str, Callable[[object], str]] = {
+    **{word: _count_of(word) for word in ("examples", "sequences", "tokens", "steps", "replicas", "GPUs",
+                                          "microbatches")},
+    "count": units.format_count,  # type: ignore[dict-item]
+    "bytes": lambda v: f"{units.format_bytes(v)} ({units.format_bytes(v, 'iec')})",  # type: ignore[arg-type]
+    "seconds": units.format_time,  # type: ignore[dict-item]
+    "bytes_per_s": units.format_rate,  # type: ignore[dict-item]
+    "ratio": lambda v: f"{v:.4g}",
+    "percent": lambda v: f"{100 * v:.3g} %",  # type: ignore[operator]
+    "flops": units.format_flops,  # type: ignore[dict-item]
+    "days": lambda v: f"{v:.4g} days",
+    "tokens_per_s": lambda v: units.format_count(round(v), "tokens/s"),  # type: ignore[arg-type]
+    "flop_rate": lambda v: units.format_flops(v, per_second=True),  # type: ignore[arg-type]
+    "fits": lambda v: "fits" if v else "does not fit",
+    "json": json.dumps,
+    "text": str,
+}
+
+
 def format_result(unit: str, value: object) -> str:
-    """The text shown beside a raw value: always with its unit.
+    """The text shown beside a raw value: always with its unit (:data:`UNITS`).
 
     >>> format_result("bytes", 1073741824.0), format_result("seconds", 0.01757)
     ('1.074 GB (1 GiB)', '17.57 ms')
     """
-    if value is None:
-        return "n/a"
-    if unit in ("examples", "sequences", "tokens", "steps", "replicas", "GPUs", "microbatches"):
-        return units.format_count(value, unit)
-    if unit == "count":
-        return units.format_count(value)
-    if unit == "bytes":
-        return f"{units.format_bytes(value)} ({units.format_bytes(value, 'iec')})"
-    if unit == "seconds":
-        return units.format_time(value)
-    if unit == "bytes_per_s":
-        return units.format_rate(value)
-    if unit == "ratio":
-        return f"{value:.4g}"
-    if unit == "percent":
-        return f"{100 * value:.3g} %"
-    if unit == "flops":
-        return units.format_flops(value)
-    if unit == "days":
-        return f"{value:.4g} days"
-    if unit == "tokens_per_s":
-        return units.format_count(round(value), "tokens/s")
-    if unit == "flop_rate":
-        return units.format_flops(value, per_second=True)
-    if unit == "fits":
-        return "fits" if value else "does not fit"
-    if unit == "json":
-        return json.dumps(value)
-    return str(value)
+    formatter = UNITS[unit]
+    return "n/a" if value is None else formatter(value)
 
 
 #: A nested field's unit follows from its name's suffix (the project's naming rule).

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-from .plan import Plan
+from .plan import MEMORY_TERMS, Plan
 from .units import format_bytes, format_time
 
 __all__ = ["TimeRow", "MemoryRow", "CommunicationRow", "Setting", "Comparison", "compare", "differing", "PARTS", "TERMS"]
@@ -22,9 +22,8 @@ __all__ = ["TimeRow", "MemoryRow", "CommunicationRow", "Setting", "Comparison", 
 PARTS = (("compute", "compute_time_s"), ("pipeline bubble", "bubble_time_s"),
          ("exposed communication", "exposed_communication_s"), ("optimizer step", "optimizer_time_s"))
 #: Memory per GPU by term: (name, DeviceMemory field).
-TERMS = (("weights", "params_bytes"), ("gradients", "grads_bytes"), ("optimizer states", "optimizer_bytes"),
-         ("activations", "activations_bytes"), ("ZeRO-3 gathered layers", "buffers_bytes"),
-         ("reserve", "reserve_bytes"), ("total", "total_bytes"), ("GPU memory", "capacity_bytes"))
+TERMS = tuple((name, f"{key}_bytes") for key, name in MEMORY_TERMS) + (("total", "total_bytes"),
+                                                                       ("GPU memory", "capacity_bytes"))
 _STRATEGY = {"data": "data-parallel", "tensor": "tensor-parallel", "pipeline": "pipeline", "context": "context-parallel",
              "expert": "expert-parallel"}
 
@@ -201,7 +200,8 @@ def compare(a: Plan, b: Plan, settings: Sequence[Setting] = ()) -> Comparison:
 def differing(a: Mapping[str, object], b: Mapping[str, object], names: Mapping[str, str]) -> tuple[Setting, ...]:
     """The inputs whose values differ, named ``section.field`` by ``names`` (flat name → qualified name).
 
-    >>> differing({"tensor": 8, "data": 8}, {"tensor": 4, "data": 8}, {"tensor": "parallel.tensor", "data": "x"})
+    >>> differing({"tensor_parallel": 8, "zero": 1}, {"tensor_parallel": 4, "zero": 1},
+    ...           {"tensor_parallel": "parallel.tensor", "zero": "parallel.zero"})
     (Setting(setting='parallel.tensor', a=8, b=4),)
     """
     return tuple(Setting(names[k], a[k], b[k]) for k in names if a.get(k) != b.get(k))

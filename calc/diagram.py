@@ -20,6 +20,7 @@ picture is ``calc``'s.
 from __future__ import annotations
 
 from . import units
+from .plan import MEMORY_TERMS
 
 __all__ = ["atlas_layout", "timeline_layout", "memory_bars", "accuracy_chart", "serving_chart", "STRATEGY_NAMES",
            "MAX_TIMELINE_SLOTS", "SERVING_TERMS"]
@@ -307,16 +308,15 @@ def timeline_layout(sched: dict, kind: str, stages: int, microbatches: int, inte
     class ``tl-mbK`` (K = microbatch mod 8). Idle slots are drawn as bubbles.
 
     >>> from calc.api import evaluate
-    >>> s = evaluate("schedule", {"kind": "1f1b", "stages": "4", "microbatches": "8"})
+    >>> s = evaluate("schedule", {"kind": "1f1b", "pipeline_parallel": "4", "microbatches": "8"})
     >>> d = timeline_layout(s, "1f1b", 4, 8, 1)
     >>> sum(1 for i in d["items"] if i["t"] == "rect" and i["cls"].startswith("tl-op ")), d["h"] > 100
     (64, True)
     """
     p, m, v = stages, microbatches, interleave
-    makespan, ideal = sched["makespan_slots"], (1 + 2) * v * m
+    makespan, ideal = sched["makespan_slots"], sched["ideal_slots"]
     ops = sched["ops"]
-    frac = sched["bubble_fraction"]
-    share = (makespan - ideal) / makespan if makespan else 0.0
+    frac, share = sched["bubble_fraction"], sched["bubble_share"]
     head = (f"{_KIND_TITLES[kind]}: p = {p}, m = {m}" + (f", v = {v}" if kind == "interleaved" else "")
             + f"; {makespan} slots for {ideal} of work per stage")
     sub = f"bubble {frac:.1%} of the ideal time (Megatron), {share:.1%} of the total (GPipe)"
@@ -364,9 +364,7 @@ def timeline_layout(sched: dict, kind: str, stages: int, microbatches: int, inte
 
 # ---------------------------------------------------------------------------- memory bars
 
-_TERMS = (("params", "weights"), ("grads", "gradients"), ("optimizer", "optimizer states"),
-          ("activations", "activations"), ("buffers", "ZeRO-3 gathered layers"),
-          ("reserve", "reserve (CUDA context, NCCL, fragmentation)"))
+_TERMS = MEMORY_TERMS
 #: The terms of a serving device's memory (``python -m calc infer``'s ``memory_per_device``).
 SERVING_TERMS = (("params", "weights"), ("kv_cache", "KV cache"), ("activations", "prefill activations"),
                  ("reserve", "reserve (CUDA context, NCCL, fragmentation)"))

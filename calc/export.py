@@ -295,7 +295,7 @@ def _torchtitan_check(plan: Plan, m: Model, precision: str, target: Target) -> N
         raise _refuse("sequence_parallel", "true with tensor parallelism", target,
                       "its tensor parallelism always splits the norms' sequence", False)
     if m.seq_len % (t * 2 * c):
-        raise _refuse("seq_len", f"a multiple of tensor × 2 × context = {t * 2 * c}", target,
+        raise _refuse("seq_len", f"a multiple of tensor_parallel × 2 × context_parallel = {t * 2 * c}", target,
                       "its sequence and context split", m.seq_len)
     if m.tied_embeddings and p > 1:
         raise _refuse("tied_embeddings", "false with pipeline parallelism", target,
@@ -364,12 +364,12 @@ def _deepspeed_structure(plan: Plan, m: Model, ds: Target, mds: Target) -> None:
     par = plan.parallel
     t, p, z = par.tensor, par.pipeline, par.zero
     if par.context > 1:
-        raise _refuse("context", "1", mds, "its sequence parallelism is Ulysses' all-to-all of heads, not ring "
-                      "attention", par.context)
+        raise _refuse("context_parallel", "1", mds, "its sequence parallelism is Ulysses' all-to-all of heads, "
+                      "not ring attention", par.context)
     if par.interleave > 1:
         raise _refuse("interleave", "1", ds, "its pipeline engine runs 1F1B without model chunks", par.interleave)
     if len(set(plan.layers_per_stage)) > 1:
-        name, value = ("stage_layers", list(plan.layers_per_stage)) if par.stage_layers else ("pipeline", p)
+        name, value = ("stage_layers", list(plan.layers_per_stage)) if par.stage_layers else ("pipeline_parallel", p)
         rule = "as many layers on every stage" if par.stage_layers else f"a divisor of layers ({m.layers})"
         raise _refuse(name, rule, mds, "its pipeline balances the transformer layers itself", value)
     if p > 1 and z >= 2:
@@ -378,7 +378,8 @@ def _deepspeed_structure(plan: Plan, m: Model, ds: Target, mds: Target) -> None:
     if z == 3 and par.zero3_gather == "layer":
         raise _refuse("zero3_gather", "tensor", ds, "ZeRO-3 gathers each weight tensor", par.zero3_gather)
     if m.experts > 1 and p > 1 and t > 1:
-        raise _refuse("pipeline", "1 for a mixture of experts with tensor parallelism", mds, "it turns off the "
+        raise _refuse("pipeline_parallel", "1 for a mixture of experts with tensor parallelism", mds,
+                      "it turns off the "
                       "partitioned pipeline sends, 1/tensor of each activation, that the plan counts", p)
     if par.tp_comm_overlap and t > 1:
         raise _refuse("tp_comm_overlap", "false", mds, "it has no overlap of TP collectives with the GEMMs", True)

@@ -46,6 +46,8 @@ GIB = 2.0**30
 GB = 1e9
 #: Largest cluster accepted.
 MAX_GPUS = 10**7
+#: Most GPUs in one node (or NVLink domain treated as one): NVL72 and NVL576 racks fit.
+MAX_GPUS_PER_NODE = 1024
 #: The compute data type each training or serving precision runs its matrix multiplies in.
 PRECISION_DTYPES = MappingProxyType({
     "bf16-adam": "bf16", "fp16-adam": "fp16", "megatron-bf16": "bf16", "megatron-fp16": "fp16",
@@ -300,7 +302,26 @@ DEFAULT_RESERVE = 2 * GIB
 _CUSTOM = "custom"
 
 
-def hardware(gpus: int, memory: float | None = None, flops_per_gpu: float | None = None,
+def _template(gpu: Profile | None, profile_name: str | None, **fields: float | None) -> Profile:
+    """The profile the fields override: ``gpu``, the named one, or (with every field in ``fields``
+    given) a custom GPU with the H100 profile's efficiencies."""
+    if gpu is not None:
+        return gpu
+    if profile_name is not None:
+        return profile(profile_name)
+    for name, value in fields.items():
+        if value is None:
+            raise CalcError(name, "given when no hardware.profile is named", "")
+    return replace(PROFILES["h100-sxm5-80gb"], name=_CUSTOM, title="custom GPU",
+                   sources=MappingProxyType({"efficiencies": "the h100-sxm5-80gb profile's"}))
+
+
+def pick(value, default):
+    """``value``, or ``default`` when it is None (a field left to the profile)."""
+    return default if value is None else value
+
+
+def hardware(gpus: int, device_memory: float | None = None, flops_per_gpu: float | None = None,
              intra_node_bandwidth: float | None = None, inter_node_bandwidth: float | None = None,
              startup: float | None = None, gpus_per_node: int | None = None,
              compute_efficiency: float | None = None, *, profile_name: str | None = None,
@@ -309,7 +330,7 @@ def hardware(gpus: int, memory: float | None = None, flops_per_gpu: float | None
              gpu: Profile | None = None) -> Hardware:
     """A cluster from a profile and overrides, or from the fields alone.
 
-    Without a profile, ``memory``, ``flops_per_gpu`` and both bandwidths are required,
+    Without a profile, ``device_memory``, ``flops_per_gpu`` and both bandwidths are required,
     and the efficiencies are the H100 profile's (a documented default). ``startup``
     sets both startups; ``dtype`` picks the profile's peak (``flops_per_gpu`` overrides it);
     ``gpu`` replaces the named profile by a modified copy (what validation fits).
@@ -322,28 +343,18 @@ def hardware(gpus: int, memory: float | None = None, flops_per_gpu: float | None
     ...
     calc.errors.CalcError: gpus must be a multiple of gpus_per_node (8) or at most one node, got 12
     """
-    base = gpu if gpu is not None else profile(profile_name) if profile_name is not None else None
-    if base is None:
-        for name, value in (("memory", memory), ("flops_per_gpu", flops_per_gpu),
-                            ("intra_node_bandwidth", intra_node_bandwidth),
-                            ("inter_node_bandwidth", inter_node_bandwidth), ("hbm_bandwidth", hbm_bandwidth)):
-            if value is None:
-                raise CalcError(name, "given when no hardware.profile is named", "")
-        template = replace(PROFILES["h100-sxm5-80gb"], name=_CUSTOM, title="custom GPU",
-                           sources=MappingProxyType({"efficiencies": "the h100-sxm5-80gb profile's"}))
-    else:
-        template = base
+    template = _template(gpu, profile_name, device_memory=device_memory, flops_per_gpu=flops_per_gpu,
+                         intra_node_bandwidth=intra_node_bandwidth, inter_node_bandwidth=inter_node_bandwidth,
+                         hbm_bandwidth=hbm_bandwidth)
     if dtype not in template.peak_flops and flops_per_gpu is None:
         raise CalcError("precision", f"a data type {template.name} runs ({', '.join(template.peak_flops)})", dtype)
     g = count("gpus", gpus, maximum=MAX_GPUS)
-    gpn = count("gpus_per_node", template.gpus_per_node if gpus_per_node is None else gpus_per_node, maximum=1024)
+    gpn = count("gpus_per_node", template.gpus_per_node if gpus_per_node is None else gpus_per_node,
+                maximum=MAX_GPUS_PER_NODE)
     if g > gpn and g % gpn:
         raise CalcError("gpus", f"a multiple of gpus_per_node ({gpn}) or at most one node", g)
 
-    def pick(value, default):
-        return default if value is None else value
-
-    mem = real("memory", pick(memory, template.memory_bytes), maximum=MAX_BYTES, unit="bytes")
+    mem = real("device_memory", pick(device_memory, template.memory_bytes), maximum=MAX_BYTES, unit="bytes")
     res = real("reserve", pick(reserve, DEFAULT_RESERVE), maximum=MAX_BYTES, allow_minimum=True, unit="bytes")
     if res >= mem:
         raise CalcError("reserve", f"less than the GPU's memory ({mem / GIB:.4g} GiB)", res)

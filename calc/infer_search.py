@@ -1,6 +1,6 @@
 """Search serving splits: the lowest latency at a batch, or the most tokens per second under a latency bound.
 
-The space (each split checked by :func:`calc.inference.check_split` and costed by
+The space (each split checked by :func:`calc.inference.check_serving_split` and costed by
 :func:`calc.inference.infer`); a SPEC's ``parallel`` section may fix any axis:
 
 - ``tensor``: divisors of the heads that the KV heads divide or that divide them, and that
@@ -29,15 +29,14 @@ from dataclasses import asdict, dataclass, replace
 from .check import count, real
 from .errors import CalcError
 from .hardware import Hardware
-from .inference import Inference, Serving, check_split, infer, split
+from .inference import Inference, Serving, check_serving_split, infer, split
 from .model import Model
+from .spec import AXES
 
-__all__ = ["InferSearch", "infer_search", "MAX_TOP", "AXES"]
+__all__ = ["InferSearch", "infer_search", "MAX_TOP"]
 
 #: Most plans returned.
 MAX_TOP = 100
-#: The axes of a serving split.
-AXES = ("data", "tensor", "pipeline", "context", "expert")
 _FITS = "fits in device memory"
 
 
@@ -154,7 +153,7 @@ def infer_search(m: Model, sv: Serving, hw: Hardware, top: int = 10, max_latency
     for cand in _candidates(m, hw.gpus, fixed):
         try:
             sp = split(**cand)
-            check_split(m, sv if bound is None else replace(sv, batch=sp.expert), hw, sp)
+            check_serving_split(m, sv if bound is None else replace(sv, batch=sp.expert), hw, sp)
             if bound is None:
                 r = infer(m, sv, hw, sp, refuse=False, memo=memo, **kw)
                 if not r.memory_per_device.fits:

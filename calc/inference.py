@@ -71,7 +71,7 @@ from .network import collective_time, group_link
 from .plan import RANK_ORDER, Communication, StagePlacement, check_degrees, chunk_ranges, layout, parallel
 
 __all__ = ["ServingPrecision", "SERVING_PRECISIONS", "serving_precision", "Serving", "serving", "Split", "split",
-           "check_split", "gemm_hardware", "ServingMemory", "Inference", "infer", "decode_roofline",
+           "check_serving_split", "gemm_hardware", "ServingMemory", "Inference", "infer", "decode_roofline",
            "DecodeRoofline", "ACTIVATION_BYTES", "model_weights"]
 
 #: Bytes of one activation element while serving (bf16).
@@ -198,36 +198,39 @@ class Split:
 
 
 def split(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1, expert: int = 1) -> Split:
-    """Check each degree on its own (:func:`check_split` checks them against the model).
+    """Check each degree on its own (:func:`check_serving_split` checks them against the model, with
+    :func:`calc.split.check_split`, the rule training uses).
 
     >>> split(data=2, tensor=4).per_replica
     4
     """
     return Split(*(count(n, x, maximum=MAX_DEGREE) for n, x in
-                   (("data", data), ("tensor", tensor), ("pipeline", pipeline), ("context", context),
-                    ("expert", expert))))
+                   (("data_parallel", data), ("tensor_parallel", tensor), ("pipeline_parallel", pipeline),
+                    ("context_parallel", context), ("expert_parallel", expert))))
 
 
-def check_split(m: Model, sv: Serving, hw: Hardware, sp: Split) -> None:
+def check_serving_split(m: Model, sv: Serving, hw: Hardware, sp: Split) -> None:
     """Reject a split the model or the cluster cannot run, with the rule it breaks.
 
     >>> from calc.hardware import hardware
     >>> from calc.model import model
     >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8)
-    >>> check_split(llama, serving(8, 512, 128), hardware(8, profile_name="h100-sxm5-80gb"), split(tensor=3))
+    >>> check_serving_split(llama, serving(8, 512, 128), hardware(8, profile_name="h100-sxm5-80gb"), split(tensor=3))
     Traceback (most recent call last):
     ...
-    calc.errors.CalcError: gpus must be a multiple of tensor × pipeline × context × expert = 3, got 8
+    calc.errors.CalcError: gpus must be a multiple of tensor_parallel × pipeline_parallel × context_parallel × expert_parallel = 3, got 8
     """
     c, e = sp.context, sp.expert
     check_degrees(m, hw.gpus, parallel(sp.data, sp.tensor, sp.pipeline, c, e))
     if sv.batch % e:
-        raise CalcError("batch", f"a multiple of expert ({e}): the expert ranks split the batch for attention",
+        raise CalcError("batch", f"a multiple of expert_parallel ({e}): the expert ranks split the batch for attention",
                         sv.batch)
     if c > 1 and m.attention not in FLASH:
-        raise CalcError("context", "1 with standard attention (ring attention needs a fused, flash kernel)", c)
+        raise CalcError("context_parallel", "1 with standard attention (ring attention needs a fused, flash kernel)",
+                        c)
     if c > 1 and sv.prompt_tokens % (2 * c):
-        raise CalcError("context", f"such that 2 × context divides prompt_tokens ({sv.prompt_tokens}) "
+        raise CalcError("context_parallel",
+                        f"such that 2 × context_parallel divides prompt_tokens ({sv.prompt_tokens}) "
                         "(load-balanced causal split)", c)
 
 
@@ -410,10 +413,10 @@ def _refuse_unfit(mem: ServingMemory, sv: Serving, sp: Split, hw: Hardware) -> N
     gib = 2.0**30
     over = -mem.headroom_bytes / gib
     if mem.max_sequences == 0 and mem.params_bytes + mem.reserve_bytes >= mem.capacity_bytes:
-        raise CalcError("tensor", f"large enough for the weights to fit: stage {mem.stage} holds "
+        raise CalcError("tensor_parallel", f"large enough for the weights to fit: stage {mem.stage} holds "
                         f"{mem.params_bytes / gib:.4g} GiB of weights per GPU, with the "
                         f"{mem.reserve_bytes / gib:.4g} GiB reserve over the GPU's {mem.capacity_gib:.4g} GiB "
-                        "(raise tensor or pipeline, or quantize the weights)", sp.tensor)
+                        "(raise tensor_parallel or pipeline_parallel, or quantize the weights)", sp.tensor)
     most = mem.max_sequences * sp.expert
     raise CalcError("batch", f"at most {most} to fit in device memory: {sv.batch} sequences of {sv.context} "
                     f"tokens need {mem.total_gib:.4g} GiB per GPU on stage {mem.stage}, {over:.4g} GiB over its "
@@ -742,7 +745,7 @@ def _setup(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | N
     if m.attention == "flash3" and hw.gpu.flash3_efficiency is None:
         raise CalcError("attention", f"flash or standard on {hw.gpu.name} (FlashAttention-3 needs a Hopper or "
                         "Blackwell GPU)", m.attention)
-    check_split(m, sv, hw, sp)
+    check_serving_split(m, sv, hw, sp)
     gemm_hw = gemm_hardware(hw, sv.weight_precision, gemm_flops)
     lay = layout(m, parallel(sp.data, sp.tensor, sp.pipeline, sp.context, sp.expert))
     return _Setup(m, sv, sp, hw, gemm_hw, _shapes(m, sv, sp, lay.stage_layers), dict(lay.strides),

@@ -79,7 +79,7 @@ def kv_heads_per_rank(m: Model, tensor: int) -> int:
     >>> kv_heads_per_rank(m, 4), kv_heads_per_rank(m, 16)
     (2, 1)
     """
-    t = count("tensor", tensor)
+    t = count("tensor_parallel", tensor)
     return m.kv_heads // t if t <= m.kv_heads else 1
 
 

@@ -23,7 +23,8 @@ in 16-bit elements of ``s·b·h`` (``s`` tokens per sequence on this device,
 
 The general form used here keeps the paper's accounting (each operator keeps
 its input; dropout masks take one byte) for any MLP width ``f``, a gated MLP
-and grouped-query attention (``r = h_kv/h``)::
+and grouped-query attention (``r = h_kv/h``; when ``t`` exceeds the KV heads each rank holds
+one replicated KV head, so ``r = t/a``)::
 
     replicated (÷t only with SP)   10    two norm inputs 4, QKV input 2, MLP input 2, two dropout masks 2
     split by TP                    4 + 4r  Q 2, K 2r, V 2r, output projection input 2
@@ -46,8 +47,8 @@ from dataclasses import dataclass
 from .check import count
 from .errors import CalcError
 from .model import ATTENTION, FLASH, MAX_HIDDEN, MAX_LAYERS, MAX_SEQ_LEN, precision as _precision
-from .pipeline import in_flight_chunks, stage_layers
-from .split import SUFFIXED_NAMES, check_split
+from .pipeline import MAX_INTERLEAVE, check_interleave, in_flight_chunks, stage_layers
+from .split import check_split
 
 __all__ = [
     "ModelStates",
@@ -125,7 +126,7 @@ def model_states(
     d = count("data_parallel", data_parallel, maximum=MAX_DEGREE)
     t = count("tensor_parallel", tensor_parallel, maximum=MAX_DEGREE)
     pp = count("pipeline_parallel", pipeline_parallel, maximum=MAX_DEGREE)
-    check_split(tensor=t, pipeline=pp, params=psi, names=SUFFIXED_NAMES)
+    check_split(tensor=t, pipeline=pp, params=psi)
     return shard_states(psi // (t * pp), precision, _zero_stage(zero), d)
 
 
@@ -184,7 +185,7 @@ def layer_activation_bytes(
     scale = activation_bytes / 2
     if mode == "full":
         return scale * 2 * sbh / sp
-    r = kv / a
+    r = max(kv / a, t / a)  # K and V width per rank is max(h_kv/t, d): replicated when t > kv_heads
     mlp = (6 if gated_mlp else 4) * f / h * (moe_top_k or 1)
     sharded = 4 + 4 * r + mlp
     if attention in FLASH:
@@ -205,24 +206,10 @@ class Activations:
     total_bytes: float  #: stored + working
 
 
-def activations(
-    seq_len: int,
-    micro_batch: int,
-    hidden: int,
-    heads: int,
-    layers: int,
-    *,
-    tensor_parallel: int = 1,
-    sequence_parallel: bool = False,
-    recompute: str = "none",
-    pipeline_parallel: int = 1,
-    interleave: int = 1,
-    microbatches: int | None = None,
-    kv_heads: int | None = None,
-    ffn_hidden: int | None = None,
-    gated_mlp: bool = False,
-    context_parallel: int = 1,
-) -> Activations:
+def activations(seq_len: int, micro_batch: int, hidden: int, heads: int, layers: int, *, tensor_parallel: int = 1,
+                sequence_parallel: bool = False, recompute: str = "none", pipeline_parallel: int = 1,
+                interleave: int = 1, microbatches: int | None = None, kv_heads: int | None = None,
+                ffn_hidden: int | None = None, gated_mlp: bool = False, context_parallel: int = 1) -> Activations:
     """First stage under 1F1B: ``per_layer × (l/p) × min(p, m)`` = ``l`` layers' worth when ``m >= p``.
 
     Interleaved: ``× (1 + (p−1)/(p·v))`` (``l`` must split into ``p·v`` chunks). The split must
@@ -249,16 +236,13 @@ def activations(
                 kv_heads=None if kv_heads is None else count("kv_heads", kv_heads, maximum=MAX_HIDDEN),
                 ffn_hidden=None if ffn_hidden is None else count("ffn_hidden", ffn_hidden, maximum=16 * MAX_HIDDEN),
                 hidden=count("hidden", hidden, maximum=MAX_HIDDEN), seq_len=count("seq_len", seq_len, maximum=MAX_SEQ_LEN),
-                layers=l, names=SUFFIXED_NAMES)
-    v = count("interleave", interleave, maximum=1024)
+                layers=l)
+    v = count("interleave", interleave, maximum=MAX_INTERLEAVE)
     m = 2 * p * v if microbatches is None else count("microbatches", microbatches)
+    check_interleave(p, m, v)
     if v > 1:
-        if p == 1:
-            raise CalcError("interleave", "1 when pipeline_parallel is 1", v)
         if l % (p * v):
             raise CalcError("layers", f"a multiple of pipeline_parallel × interleave = {p * v}", l)
-        if m % p:
-            raise CalcError("microbatches", f"a multiple of pipeline_parallel ({p}) when interleaving", m)
         chunk_layers = l // (p * v)
     else:
         chunk_layers = stage_layers(l, p)[0]

@@ -22,6 +22,9 @@ from functools import lru_cache
 from .check import count
 from .errors import CalcError
 
+#: Most model chunks per stage (interleaving) any command takes.
+MAX_INTERLEAVE = 1024
+
 __all__ = [
     "Bubble",
     "bubble",
@@ -50,11 +53,28 @@ class Bubble:
     bubble_share: float  #: (p−1)/(v·m + p−1), share of total time (GPipe)
 
 
-def _interleave_rules(p: int, m: int, v: int) -> None:
+def check_interleave(p: int, m: int, v: int, microbatches_given: bool = True) -> None:
+    """Megatron's interleaved schedule: more than one stage, and ``m`` a multiple of ``p``.
+
+    The error names ``microbatches`` when the reader gave it, else ``interleave`` (a plan derives
+    ``m`` from the batch). Source: Narayanan et al. 2021 §2.2.2.
+
+    >>> check_interleave(4, 6, 2)
+    Traceback (most recent call last):
+    ...
+    calc.errors.CalcError: microbatches must be a multiple of pipeline_parallel (4) when interleave > 1, got 6
+    >>> check_interleave(4, 6, 2, microbatches_given=False)
+    Traceback (most recent call last):
+    ...
+    calc.errors.CalcError: interleave must be 1, or the microbatches per step (6) a multiple of pipeline_parallel (4), got 2
+    """
     if v > 1 and p == 1:
-        raise CalcError("interleave", "1 when there is one pipeline stage", v)
+        raise CalcError("interleave", "1 when pipeline_parallel is 1", v)
     if v > 1 and m % p:
-        raise CalcError("microbatches", f"a multiple of the pipeline stages ({p}) when interleaving", m)
+        if microbatches_given:
+            raise CalcError("microbatches", f"a multiple of pipeline_parallel ({p}) when interleave > 1", m)
+        raise CalcError("interleave", f"1, or the microbatches per step ({m}) a multiple of pipeline_parallel ({p})",
+                        v)
 
 
 def bubble(stages: int, microbatches: int, interleave: int = 1) -> Bubble:
@@ -67,10 +87,10 @@ def bubble(stages: int, microbatches: int, interleave: int = 1) -> Bubble:
     >>> b.bubble_fraction, round(b.bubble_share, 4), bubble(8, 32, 8).bubble_fraction
     (0.21875, 0.1795, 0.02734375)
     """
-    p = count("stages", stages)
+    p = count("pipeline_parallel", stages)
     m = count("microbatches", microbatches)
-    v = count("interleave", interleave, maximum=1024)
-    _interleave_rules(p, m, v)
+    v = count("interleave", interleave, maximum=MAX_INTERLEAVE)
+    check_interleave(p, m, v)
     return Bubble(p, m, v, (p - 1) / (v * m), (p - 1) / (v * m + p - 1))
 
 
@@ -85,9 +105,9 @@ def stage_layers(layers: int, stages: int) -> tuple[int, ...]:
     ((12, 12, 12, 12, 12, 12, 12, 12), (2, 2, 3, 3))
     """
     l = count("layers", layers)
-    p = count("pipeline", stages)
+    p = count("pipeline_parallel", stages)
     if p > l:
-        raise CalcError("pipeline", f"<= layers ({l})", p)
+        raise CalcError("pipeline_parallel", f"<= layers ({l})", p)
     base, extra = divmod(l, p)
     return tuple(base + (1 if s >= p - extra else 0) for s in range(p))
 
@@ -134,7 +154,8 @@ class Schedule:
     ops: tuple[Op, ...]
     makespan_slots: int  #: time until the last backward ends
     ideal_slots: int  #: v·m·(1 + backward_slots): one stage's busy time
-    bubble_fraction: float  #: (makespan − ideal)/ideal, measured on the schedule
+    bubble_fraction: float  #: (makespan − ideal)/ideal, measured on the schedule (Megatron's measure)
+    bubble_share: float  #: (makespan − ideal)/makespan, the idle share of the step (GPipe's measure)
     peak_in_flight: tuple[int, ...]  #: per stage, the most chunks whose backward has not run
 
 
@@ -158,33 +179,10 @@ def _order(kind: str, stage: int, p: int, m: int, v: int) -> list[tuple[str, int
     return order
 
 
-def schedule(kind: str, stages: int, microbatches: int, interleave: int = 1, backward_slots: int = 2) -> Schedule:
-    """Generate the timeline of ``kind`` (gpipe, 1f1b, interleaved); makespan ``(v·m + p − 1)·(1 + t_b)``.
-
-    A forward takes 1 slot and a backward ``backward_slots`` (2: the usual
-    ``t_b = 2·t_f``). For GPipe and 1F1B the bubble is ``(p−1)/m``; interleaved
-    ``(p−1)/(v·m)``. Sources: Huang et al. 2019 (GPipe); Narayanan et al. 2021
-    §2.2 (1F1B from PipeDream-Flush, and the interleaved schedule, Fig. 4).
-
-    >>> s = schedule("1f1b", 4, 8)
-    >>> s.makespan_slots, s.bubble_fraction, s.peak_in_flight
-    (33, 0.375, (4, 3, 2, 1))
-    >>> schedule("interleaved", 4, 8, 2).bubble_fraction
-    0.1875
-    """
-    if kind not in SCHEDULES:
-        raise CalcError("schedule", "one of " + ", ".join(SCHEDULES), kind)
-    p = count("stages", stages)
-    m = count("microbatches", microbatches)
-    v = count("interleave", interleave, maximum=1024)
-    tb = count("backward_slots", backward_slots, maximum=16)
-    if kind != "interleaved" and v != 1:
-        raise CalcError("interleave", f"1 for the {kind} schedule", v)
-    if kind == "interleaved":
-        _interleave_rules(p, m, v)
-    if 2 * p * m * v > MAX_SCHEDULE_OPS:
-        raise CalcError("stages × microbatches × interleave", f"<= {MAX_SCHEDULE_OPS // 2} to draw a schedule",
-                        p * m * v)
+def _simulate(kind: str, p: int, m: int, v: int, tb: int) -> list[Op]:
+    """Run each stage's order (:func:`_order`) as soon as its dependency has ended: a forward needs the
+    previous virtual stage's forward of that microbatch, a backward the next one's backward (the last
+    virtual stage's, its own forward). Returns the operations with their start slots."""
     orders = [_order(kind, s, p, m, v) for s in range(p)]
     done: dict[tuple[str, int, int], int] = {}  # (kind, virtual stage, microbatch) -> end slot
     free = [0] * p
@@ -213,8 +211,39 @@ def schedule(kind: str, stages: int, microbatches: int, interleave: int = 1, bac
                 progressed = True
         if not progressed:  # pragma: no cover - the orders above never deadlock
             raise AssertionError(f"{kind} schedule deadlocked")
+    return ops
+
+
+def schedule(kind: str, stages: int, microbatches: int, interleave: int = 1, backward_slots: int = 2) -> Schedule:
+    """Generate the timeline of ``kind`` (gpipe, 1f1b, interleaved); makespan ``(v·m + p − 1)·(1 + t_b)``.
+
+    A forward takes 1 slot and a backward ``backward_slots`` (2: the usual
+    ``t_b = 2·t_f``). For GPipe and 1F1B the bubble is ``(p−1)/m``; interleaved
+    ``(p−1)/(v·m)``. Sources: Huang et al. 2019 (GPipe); Narayanan et al. 2021
+    §2.2 (1F1B from PipeDream-Flush, and the interleaved schedule, Fig. 4).
+
+    >>> s = schedule("1f1b", 4, 8)
+    >>> s.makespan_slots, s.bubble_fraction, s.peak_in_flight
+    (33, 0.375, (4, 3, 2, 1))
+    >>> schedule("interleaved", 4, 8, 2).bubble_fraction
+    0.1875
+    """
+    if kind not in SCHEDULES:
+        raise CalcError("schedule", "one of " + ", ".join(SCHEDULES), kind)
+    p = count("pipeline_parallel", stages)
+    m = count("microbatches", microbatches)
+    v = count("interleave", interleave, maximum=MAX_INTERLEAVE)
+    tb = count("backward_slots", backward_slots, maximum=16)
+    if kind != "interleaved" and v != 1:
+        raise CalcError("interleave", f"1 for the {kind} schedule", v)
+    if kind == "interleaved":
+        check_interleave(p, m, v)
+    if 2 * p * m * v > MAX_SCHEDULE_OPS:
+        raise CalcError("pipeline_parallel × microbatches × interleave",
+                        f"<= {MAX_SCHEDULE_OPS // 2} to draw a schedule", p * m * v)
+    ops = _simulate(kind, p, m, v, tb)
     ops.sort(key=lambda o: (o.stage, o.start))
-    makespan = max(free)
+    makespan = max(o.start + o.duration for o in ops)
     ideal = v * m * (1 + tb)
     peaks = []
     for s in range(p):
@@ -224,4 +253,5 @@ def schedule(kind: str, stages: int, microbatches: int, interleave: int = 1, bac
                 live += 1 if op.kind == "forward" else -1
                 peak = max(peak, live)
         peaks.append(peak)
-    return Schedule(kind, p, m, v, tb, tuple(ops), makespan, ideal, (makespan - ideal) / ideal, tuple(peaks))
+    return Schedule(kind, p, m, v, tb, tuple(ops), makespan, ideal, (makespan - ideal) / ideal,
+                    (makespan - ideal) / makespan, tuple(peaks))

@@ -31,6 +31,10 @@ class Preset:
 
 _A100_CLUSTER = {"profile": "a100-sxm4-80gb"}
 _H100_CLUSTER = {"profile": "h100-sxm5-80gb"}
+#: Llama-3 8B's shape (Meta 2024), and Mixtral 8x7B's layers, which are the same but for the experts.
+_LLAMA3_8B = dict(layers="32", hidden="4096", heads="32", kv_heads="8", ffn_hidden="14336", gated_mlp="true",
+                  vocab="128256")
+_MIXTRAL_LAYERS = {**_LLAMA3_8B, "vocab": "32000", "experts": "8", "top_k": "2"}
 
 
 def _preset(name: str, title: str, source: str, **inputs: str) -> Preset:
@@ -49,7 +53,8 @@ _ALL = (
         "6 or 12 to see the interleaved schedule).",
         layers="96", hidden="12288", heads="96", vocab="51200", seq_len="2048", tied_embeddings="true",
         biases="true", learned_positions="true", micro_batch="1", global_batch="1536", gpus="1024",
-        **_A100_CLUSTER, data="16", tensor="8", pipeline="8", context="1", expert="1", zero="0",
+        **_A100_CLUSTER, data_parallel="16", tensor_parallel="8", pipeline_parallel="8", context_parallel="1",
+        expert_parallel="1", zero="0",
         sequence_parallel="false", recompute="full", interleave="1", precision="megatron-fp16",
     ),
     _preset(
@@ -58,9 +63,9 @@ _ALL = (
         "V = 128256, s = 8192; Meta 2024). The split (TP 2 with sequence parallelism, 4 data-parallel "
         "replicas with ZeRO-1, selective recomputation) and the batch of 64 sequences are our choices for "
         "one node.",
-        layers="32", hidden="4096", heads="32", kv_heads="8", ffn_hidden="14336", gated_mlp="true",
-        vocab="128256", seq_len="8192", micro_batch="1", global_batch="64", gpus="8", **_H100_CLUSTER,
-        data="4", tensor="2", pipeline="1", context="1", expert="1", zero="1", sequence_parallel="true",
+        **_LLAMA3_8B, seq_len="8192", micro_batch="1", global_batch="64", gpus="8", **_H100_CLUSTER,
+        data_parallel="4", tensor_parallel="2", pipeline_parallel="1", context_parallel="1", expert_parallel="1",
+        zero="1", sequence_parallel="true",
         recompute="selective", interleave="1", precision="bf16-adam",
     ),
     _preset(
@@ -69,9 +74,9 @@ _ALL = (
         "8 KV heads, 8 SwiGLU experts of 14336 per layer, top-2 routing, V = 32000); sequence length 4096. "
         "The split (expert-parallel 4, TP 2, 4 pipeline stages, 2 data-parallel replicas, ZeRO-1) and the "
         "batch of 512 sequences are our choices.",
-        layers="32", hidden="4096", heads="32", kv_heads="8", ffn_hidden="14336", gated_mlp="true",
-        vocab="32000", seq_len="4096", experts="8", top_k="2", micro_batch="1", global_batch="512", gpus="64",
-        **_H100_CLUSTER, data="2", tensor="2", pipeline="4", context="1", expert="4", zero="1",
+        **_MIXTRAL_LAYERS, seq_len="4096", micro_batch="1", global_batch="512", gpus="64",
+        **_H100_CLUSTER, data_parallel="2", tensor_parallel="2", pipeline_parallel="4", context_parallel="1",
+        expert_parallel="4", zero="1",
         sequence_parallel="true", recompute="selective", interleave="1", precision="bf16-adam",
     ),
 )
@@ -87,10 +92,10 @@ _SERVING = (
         "Llama-3 8B's published shape (Meta 2024: 32 layers, h = 4096, 32 heads, 8 KV heads, SwiGLU MLP of 14336, "
         "V = 128256, 8192-token context). The split, the batch of 16 and the 1024-token prompts with 256-token "
         "outputs are our choices.",
-        layers="32", hidden="4096", heads="32", kv_heads="8", ffn_hidden="14336", gated_mlp="true", vocab="128256",
-        max_context="8192", batch="16", prompt_tokens="1024", output_tokens="256", weight_precision="bf16",
-        kv_precision="bf16", profile="h100-sxm5-80gb", gpus="8", data="4", tensor="2", pipeline="1", context="1",
-        expert="1",
+        **_LLAMA3_8B, max_context="8192", batch="16", prompt_tokens="1024", output_tokens="256", weight_precision="bf16",
+        kv_precision="bf16", profile="h100-sxm5-80gb", gpus="8", data_parallel="4", tensor_parallel="2",
+        pipeline_parallel="1", context_parallel="1",
+        expert_parallel="1",
     ),
     _preset(
         "llama3-70b-serve", "Llama-3 70B in bf16, TP 8 on one H100 node",
@@ -98,8 +103,9 @@ _SERVING = (
         "28672, V = 128256, 8192-token context). One replica over the node's 8 GPUs, batch 32, 2048-token prompts "
         "and 512-token outputs: our choices.",
         **_LLAMA3_70B, batch="32", prompt_tokens="2048", output_tokens="512", weight_precision="bf16",
-        kv_precision="bf16", profile="h100-sxm5-80gb", gpus="8", data="1", tensor="8", pipeline="1", context="1",
-        expert="1",
+        kv_precision="bf16", profile="h100-sxm5-80gb", gpus="8", data_parallel="1", tensor_parallel="8",
+        pipeline_parallel="1", context_parallel="1",
+        expert_parallel="1",
     ),
     _preset(
         "llama3-70b-fp8", "Llama-3 70B in fp8, 2 replicas of TP 4 on one H100 node",
@@ -107,8 +113,9 @@ _SERVING = (
         "the weights take half the memory, so four GPUs hold a replica. The split and the workload are our "
         "choices.",
         **_LLAMA3_70B, batch="32", prompt_tokens="2048", output_tokens="512", weight_precision="fp8",
-        kv_precision="fp8", profile="h100-sxm5-80gb", gpus="8", data="2", tensor="4", pipeline="1", context="1",
-        expert="1",
+        kv_precision="fp8", profile="h100-sxm5-80gb", gpus="8", data_parallel="2", tensor_parallel="4",
+        pipeline_parallel="1", context_parallel="1",
+        expert_parallel="1",
     ),
     _preset(
         "mixtral-8x7b-serve", "Mixtral 8x7B, TP 2 × EP 4 on one H100 node",
@@ -116,10 +123,10 @@ _SERVING = (
         "experts of 14336, top-2, V = 32000, 32768-token context). Experts spread over 4 expert-parallel ranks, "
         "each also splitting its layers 2 ways; the batch of 32 is split over the expert ranks for attention. The "
         "split and workload are our choices.",
-        layers="32", hidden="4096", heads="32", kv_heads="8", ffn_hidden="14336", gated_mlp="true", vocab="32000",
-        experts="8", top_k="2", max_context="32768", batch="32", prompt_tokens="2048", output_tokens="512",
-        weight_precision="bf16", kv_precision="bf16", profile="h100-sxm5-80gb", gpus="8", data="1", tensor="2",
-        pipeline="1", context="1", expert="4",
+        **_MIXTRAL_LAYERS, max_context="32768", batch="32", prompt_tokens="2048", output_tokens="512",
+        weight_precision="bf16", kv_precision="bf16", profile="h100-sxm5-80gb", gpus="8", data_parallel="1",
+        tensor_parallel="2",
+        pipeline_parallel="1", context_parallel="1", expert_parallel="4",
     ),
     _preset(
         "llama2-13b-int4", "Llama 2 13B in int4 (weight-only) on one A100 40GB",
@@ -128,8 +135,9 @@ _SERVING = (
         "batch and lengths are our choices.",
         layers="40", hidden="5120", heads="40", ffn_hidden="13824", gated_mlp="true", vocab="32000",
         max_context="4096", batch="16", prompt_tokens="1024", output_tokens="256", weight_precision="int4",
-        kv_precision="bf16", profile="a100-sxm4-40gb", gpus="1", data="1", tensor="1", pipeline="1", context="1",
-        expert="1",
+        kv_precision="bf16", profile="a100-sxm4-40gb", gpus="1", data_parallel="1", tensor_parallel="1",
+        pipeline_parallel="1", context_parallel="1",
+        expert_parallel="1",
     ),
     _preset(
         "gpt3-175b-serve", "GPT-3 175B in fp16, TP 8 on 8 A100 80GB (FasterTransformer's benchmark)",
@@ -138,8 +146,9 @@ _SERVING = (
         "inputs and 32-token outputs. The batch of 8 is our choice.",
         layers="96", hidden="12288", heads="96", vocab="51200", tied_embeddings="true", biases="true",
         learned_positions="true", max_context="2048", batch="8", prompt_tokens="512", output_tokens="32",
-        weight_precision="fp16", kv_precision="fp16", profile="a100-sxm4-80gb", gpus="8", data="1", tensor="8",
-        pipeline="1", context="1", expert="1",
+        weight_precision="fp16", kv_precision="fp16", profile="a100-sxm4-80gb", gpus="8", data_parallel="1",
+        tensor_parallel="8",
+        pipeline_parallel="1", context_parallel="1", expert_parallel="1",
     ),
 )
 #: The inference calculator's presets, by name (inputs of ``infer``).
@@ -162,7 +171,7 @@ ATLAS_DEFAULT = "gpt3-175b"
 def preset(name: str) -> Preset:
     """The preset called ``name``.
 
-    >>> preset("gpt3-175b").inputs["tensor"], preset("gpt3-175b").inputs["pipeline"]
+    >>> preset("gpt3-175b").inputs["tensor_parallel"], preset("gpt3-175b").inputs["pipeline_parallel"]
     ('8', '8')
     """
     from .errors import CalcError

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from .check import MAX_BYTES, MAX_COUNT, MAX_SECONDS, MIN_BYTES, MIN_SECONDS, count, real
 from .collectives import ring_allreduce
+from .memory import MAX_PARAMS
 
 __all__ = [
     "MAX_PARAMS",
@@ -44,11 +45,10 @@ __all__ = [
 ]
 
 #: Largest parameter count accepted: 10^15 (a thousand times the largest published dense models).
-MAX_PARAMS = 1e15
 
 
 def _params(value: object) -> float:
-    return real("params", value, maximum=MAX_PARAMS, unit="parameters")
+    return real("params", value, maximum=float(MAX_PARAMS), unit="parameters")
 
 
 def _bytes_per(name: str, value: object) -> float:
@@ -57,9 +57,9 @@ def _bytes_per(name: str, value: object) -> float:
 
 @dataclass(frozen=True, slots=True)
 class DataParallelScaling:
-    """One data-parallel step on ``gpus`` replicas, against the same step on one GPU."""
+    """One data-parallel step on ``data_parallel`` replicas, against the same step on one GPU."""
 
-    gpus: int  #: N, data-parallel replicas (one GPU each)
+    data_parallel: int  #: N, data-parallel replicas (one GPU each)
     gradient_bytes: float  #: G = Ψ × bytes per gradient, all-reduced every step (bytes)
     compute_s: float  #: C/N, compute per replica per step (s)
     serial_s: float  #: S, per-replica time that does not shrink with N (s)
@@ -78,7 +78,7 @@ def _step(n: int, compute: float, serial: float, grad: float, bandwidth: float, 
 
 
 def data_parallel_scaling(
-    gpus: int,
+    data_parallel: int,
     compute: float,
     params: float,
     bytes_per_gradient: float,
@@ -102,7 +102,7 @@ def data_parallel_scaling(
     >>> data_parallel_scaling(1, 8.0, 2e9, 4, 300e9, 5e-6).speedup
     1.0
     """
-    n = count("gpus", gpus, maximum=MAX_COUNT // 2)  # the doubled ring must stay within limits
+    n = count("data_parallel", data_parallel, maximum=MAX_COUNT // 2)  # the doubled ring must stay within limits
     c = real("compute", compute, maximum=MAX_SECONDS, unit="s", smallest=MIN_SECONDS)
     s = real("serial", serial, maximum=MAX_SECONDS, allow_minimum=True, unit="s")
     # At most 1e15 parameters × 64 bytes = 6.4e16 bytes, inside the ring's payload limit.
@@ -113,7 +113,7 @@ def data_parallel_scaling(
     single = c + s
     speedup = single / step
     return DataParallelScaling(
-        gpus=n,
+        data_parallel=n,
         gradient_bytes=grad,
         compute_s=c / n,
         serial_s=s,
@@ -133,15 +133,15 @@ class ModelStateCapacity:
 
     state_bytes: float  #: Ψ × k, the whole model state (bytes)
     device_memory_bytes: float  #: M, one device (bytes)
-    devices: int  #: N, devices the state is partitioned over evenly
+    data_parallel: int  #: N, data-parallel ranks the state is sharded over evenly (ZeRO-3)
     per_device_bytes: float  #: Ψ × k / N (bytes)
-    fits: str  #: "fits" or "does not fit" (per_device_bytes <= M)
-    min_devices: int  #: ceil(Ψ × k / M), the fewest devices that can hold the state
+    fits: bool  #: per_device_bytes <= M
+    min_data_parallel: int  #: ceil(Ψ × k / M), the fewest ranks that can hold the state
     state_to_memory: float  #: Ψ × k / M: how many devices' worth of memory the state is
 
 
 def model_state_capacity(
-    params: float, bytes_per_param: float, device_memory: float, devices: int = 1
+    params: float, bytes_per_param: float, device_memory: float, data_parallel: int = 1
 ) -> ModelStateCapacity:
     """``Ψ·k`` bytes of state; ``Ψ·k/N`` per device when partitioned; ``ceil(Ψ·k/M)`` devices at least.
 
@@ -151,24 +151,24 @@ def model_state_capacity(
     not counted: this is a lower bound. Source: Rajbhandari et al. 2020, §3.1, §5.
 
     >>> c = model_state_capacity(7.5e9, 16, 80e9)
-    >>> c.state_bytes, c.fits, c.min_devices
-    (120000000000.0, 'does not fit', 2)
-    >>> model_state_capacity(7.5e9, 16, 80e9, devices=64).per_device_bytes
+    >>> c.state_bytes, c.fits, c.min_data_parallel
+    (120000000000.0, False, 2)
+    >>> model_state_capacity(7.5e9, 16, 80e9, data_parallel=64).per_device_bytes
     1875000000.0
     """
     psi = _params(params)
     k = _bytes_per("bytes_per_param", bytes_per_param)
     m = real("device_memory", device_memory, maximum=MAX_BYTES, unit="bytes", smallest=MIN_BYTES)
-    n = count("devices", devices)
+    n = count("data_parallel", data_parallel)
     state = psi * k  # at most 6.4e16 bytes: the limits on Ψ and k keep it finite and in range
     per_device = state / n
     return ModelStateCapacity(
         state_bytes=state,
         device_memory_bytes=m,
-        devices=n,
+        data_parallel=n,
         per_device_bytes=per_device,
-        fits="fits" if per_device <= m else "does not fit",
+        fits=per_device <= m,
         # The tolerance keeps 35.000000000000004 (a rounding error) from becoming 36.
-        min_devices=max(1, math.ceil(state / m * (1 - 1e-12))),
+        min_data_parallel=max(1, math.ceil(state / m * (1 - 1e-12))),
         state_to_memory=state / m,
     )

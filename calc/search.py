@@ -44,6 +44,8 @@ __all__ = ["SearchResult", "search", "MAX_TOP", "MAX_CONFIGURATIONS", "SEARCHED"
 
 #: Most plans returned.
 MAX_TOP = 1000
+#: Largest microbatch the search tries (sequences).
+MAX_MICRO_BATCH = 1024
 #: Most configurations one search considers (refused or costed): a few seconds of CPython at most.
 MAX_CONFIGURATIONS = 200_000
 _CONTEXT = (1, 2, 4, 8, 16, 32)
@@ -198,7 +200,7 @@ def search(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-ada
     """
     w = workload(m, global_batch, hw, precision, tokens)
     n_top = count("top", top, maximum=MAX_TOP)
-    max_b = count("max_micro_batch", max_micro_batch, maximum=1024)
+    max_b = count("max_micro_batch", max_micro_batch, maximum=MAX_MICRO_BATCH)
     fixed = dict(fixed or {})
     if micro_batch is not None:
         fixed["micro_batch"] = count("micro_batch", micro_batch)

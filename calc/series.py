@@ -5,24 +5,17 @@ against the number of ranks and against the payload; the ring view replays
 :func:`~calc.collectives.ring_allreduce_schedule` and records, after each step,
 how many ranks' contributions every rank holds of every chunk.
 
-:func:`page_request` is the one function the page's worker calls: JSON text in,
-JSON text out (strict: no NaN, no Infinity), never an exception (a
-:class:`~calc.errors.CalcError` becomes ``{"ok": false, "param": ..., "message": ...}``,
-as in :func:`calc.api.evaluate_for_page`).
+The page receives both through :func:`calc.page.page_request`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 
 from . import collectives as _coll
-from . import jsontext, units
-from . import views as _views
-from .api import COMMANDS, error_json, evaluate_for_page, parse_param
+from . import units
 from .check import MAX_COUNT, count
-from .errors import CalcError
 
 __all__ = [
     "ChartPoint",
@@ -31,7 +24,8 @@ __all__ = [
     "RingView",
     "ring_view",
     "MAX_VIEW_RANKS",
-    "page_request",
+    "chart_json",
+    "ring_json",
 ]
 
 #: Largest ring the step-through view draws; bigger rings are shown at this size.
@@ -140,7 +134,9 @@ def _time_ticks(points: tuple[ChartPoint, ...]) -> list[list]:
     return [[10.0**k, units.format_time(10.0**k)] for k in range(lo, hi + 1, stride)]
 
 
-def _chart_json(c: AllReduceChart) -> dict:
+def chart_json(c: AllReduceChart) -> dict:
+    """What the page draws: the curves as [x, time, latency, bandwidth] rows, the ticks, the crossovers
+    as numbers and as text."""
     def pts(points: tuple[ChartPoint, ...]) -> list[list[float]]:
         return [[q.x, q.time_s, q.latency_s, q.bandwidth_s] for q in points]
 
@@ -154,6 +150,8 @@ def _chart_json(c: AllReduceChart) -> dict:
         },
         "crossover_ranks_text": None if c.crossover_ranks is None or not math.isfinite(c.crossover_ranks)
         else units.format_count(round(c.crossover_ranks)),
+        "crossover_payload_text": None if c.crossover_payload_bytes is None
+        else units.format_bytes(c.crossover_payload_bytes),
         "by_ranks": pts(c.by_ranks),
         "by_payload": pts(c.by_payload),
         "ranks": c.ranks,
@@ -164,7 +162,8 @@ def _chart_json(c: AllReduceChart) -> dict:
     }
 
 
-def _ring_json(v: RingView) -> dict:
+def ring_json(v: RingView) -> dict:
+    """The ring view for the page: the steps' transfers as [src, dst, chunk, reduce] and what each rank holds."""
     return {
         "ranks": v.ranks,
         "requested": v.requested,
@@ -174,50 +173,3 @@ def _ring_json(v: RingView) -> dict:
         ],
         "held": [[list(row) for row in h] for h in v.held],
     }
-
-
-def _allreduce_chart_for(inputs: dict) -> AllReduceChart:
-    """The chart for inputs that :func:`calc.api.evaluate` has already accepted."""
-    cmd = COMMANDS["allreduce"]
-    v = {}
-    for p in cmd.params:
-        text = inputs.get(p.name)
-        v[p.name] = parse_param(p, p.default if text is None or str(text).strip() == "" else text)
-    return allreduce_chart(v["ranks"], v["payload"], v["bandwidth"], v["startup"])
-
-
-def page_request(request_json: str) -> str:
-    """Answer one request from the page; JSON in, JSON out, never an exception.
-
-    Requests: ``{"op": "evaluate", "command": NAME, "inputs": {...}}`` gives what
-    :func:`calc.api.evaluate_for_page` gives, plus ``"chart"`` for ``allreduce``;
-    ``{"op": "ring", "ranks": TEXT}`` gives ``{"ok": true, "ring": ...}``.
-
-    >>> json.loads(page_request('{"op": "ring", "ranks": "2"}'))["ring"]["held"][-1]
-    [[2, 2], [2, 2]]
-    >>> json.loads(page_request('{"op": "evaluate", "command": "batch", "inputs": {"micro_batch": "0"}}'))["message"]
-    'micro_batch must be a whole number >= 1, got 0'
-    """
-    try:
-        request = jsontext.loads(request_json, "request")
-        if not isinstance(request, dict):
-            raise CalcError("request", "a JSON object", request_json)
-        op = request.get("op")
-        if op == "evaluate":
-            command, inputs = request.get("command"), request.get("inputs")
-            if not isinstance(command, str) or command not in COMMANDS:
-                raise CalcError("command", "one of " + ", ".join(COMMANDS), command)
-            # inputs go back to text as read (NaN included), for evaluate_for_page to refuse by name
-            answer = json.loads(evaluate_for_page(command, json.dumps(inputs)))
-            if answer["ok"] and command == "allreduce":
-                answer["chart"] = _chart_json(_allreduce_chart_for(inputs))
-            if answer["ok"] and command in _views.PAGE_VIEWS:  # the tool pages' drawings and tables
-                result = {key: json.loads(text) for key, text in answer["values"].items()}
-                answer["view"] = _views.page_view(command, inputs, result)
-            return jsontext.dumps(answer)
-        if op == "ring":
-            ranks = parse_param(COMMANDS["allreduce"].param("ranks"), request.get("ranks"))
-            return jsontext.dumps({"ok": True, "ring": _ring_json(ring_view(ranks))})
-        raise CalcError("op", "evaluate or ring", op)
-    except CalcError as e:
-        return error_json(e)

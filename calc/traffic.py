@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .check import count
-from .split import SUFFIXED_NAMES, check_split
+from .split import check_split
 
 __all__ = ["LayerTraffic", "layer_traffic"]
 
@@ -53,7 +53,7 @@ def layer_traffic(
     h = count("hidden", hidden)
     t = count("tensor_parallel", tensor_parallel)
     e = count("bytes_per_element", bytes_per_element, maximum=8)
-    check_split(tensor=t, hidden=h, names=SUFFIXED_NAMES)  # each of the t ranks holds whole columns
+    check_split(tensor=t, hidden=h)  # each of the t ranks holds whole columns
     bsh = b * s * h
     tp = 8 * bsh * (t - 1) / t
     return LayerTraffic(bsh, tp, tp * e, bsh, float(bsh * e))

@@ -24,8 +24,8 @@ from math import fsum
 
 from . import hardware as _hardware
 from . import plan as _plan
-from .command import is_blank, parse_param
 from .runs import BOUNDS, GROUPS, REFERENCE_GROUPS, RUNS, SWEEPS, Run, Sweep
+from .spec import flatten
 
 __all__ = ["RunResult", "GroupSummary", "Validation", "validate", "predict", "rank_published", "check_sweep",
            "FITTED", "GRID", "RANKED_GROUPS"]
@@ -91,14 +91,8 @@ class Validation:
 def _values(spec) -> dict:
     """The plan command's parsed values for a run's SPEC (blank → default)."""
     from .api import COMMANDS
-    flat = {k: x for section in spec.values() for k, x in section.items()}
-    out = {}
-    for p in COMMANDS["plan"].params:
-        raw = flat.get(p.name)
-        if is_blank(raw) and not isinstance(raw, (list, bool, int, float)):
-            raw = p.default
-        out[p.name] = None if raw is None or (isinstance(raw, str) and is_blank(raw)) else parse_param(p, raw)
-    return out
+    plan = COMMANDS["plan"]
+    return plan.parse(flatten(spec, plan.spec_fields))
 
 
 def predict(spec, gpus: dict | None = None) -> _plan.Plan:
@@ -107,7 +101,7 @@ def predict(spec, gpus: dict | None = None) -> _plan.Plan:
     v = _values(spec)
     gpu = (gpus or {}).get(v["profile"])
     hw = _hardware.hardware(
-        v["gpus"], v["memory"], v["flops_per_gpu"], v["intra_node_bandwidth"], v["inter_node_bandwidth"], None,
+        v["gpus"], v["device_memory"], v["flops_per_gpu"], v["intra_node_bandwidth"], v["inter_node_bandwidth"], None,
         v["gpus_per_node"], v["compute_efficiency"], profile_name=v["profile"], hbm_bandwidth=v["hbm_bandwidth"],
         reserve=v["reserve"], dtype=_hardware.PRECISION_DTYPES[v["precision"]],
         intra_node_startup=v["intra_node_startup"], inter_node_startup=v["inter_node_startup"], gpu=gpu)
@@ -182,7 +176,7 @@ def rank_published(run: Run, top: int = 200) -> dict:
         pair = [pl["parallel"]["tensor"], pl["parallel"]["pipeline"]]
         if pair not in pairs:
             pairs.append(pair)
-    published = [v["tensor"], v["pipeline"]]
+    published = [v["tensor_parallel"], v["pipeline_parallel"]]
     return {"name": run.name, "published": published,
             "rank": pairs.index(published) + 1 if published in pairs else None, "top": pairs[:5]}
 

@@ -1,9 +1,9 @@
 """What the tool pages draw beside their results: drawings (:mod:`calc.diagram`) and tables.
 
-:func:`page_view` is called by the build hook with a command's result and by
-the page's worker (through :func:`calc.series.page_request`) with the same
-result parsed back from JSON, so the picture and the tables are the same on
-both sides. A view is ``{"figures": [drawing, ...], "tables": {name: table}}``;
+:func:`page_view` is called by the build hook and by the page's worker (through
+:func:`calc.page.page_request`) with the same three things: the inputs as given
+(text, for links that carry them), their parsed values (:meth:`calc.command.Command.parse`)
+and the result, so the picture and the tables are the same on both sides. A view is ``{"figures": [drawing, ...], "tables": {name: table}}``;
 a table is ``{"caption", "head": [...], "rows": [[cell, ...]], "align": "lrr…"}``,
 a cell either text or ``{"text", "href"}`` (a link the page builds as an
 ``<a>`` whose ``href`` is set as an attribute, never as markup).
@@ -18,6 +18,8 @@ from . import diagram, units
 from .api import COMMANDS, evaluate, format_result
 from .errors import CalcError
 from .presets import ATLAS_DEFAULT, PRESETS
+from .plan import MEMORY_TERMS, term_title
+from .spec import spec_key
 
 __all__ = ["page_view", "PAGE_VIEWS", "atlas_query", "ATLAS_HREF"]
 
@@ -51,9 +53,8 @@ def crossings_table(comms: list[dict], caption: str = _CROSSINGS_CAPTION) -> dic
                   rows, "llllrrrrlrr")
 
 
-_MEMORY_ROWS = (("params_bytes", "Weights"), ("grads_bytes", "Gradients"), ("optimizer_bytes", "Optimizer states"),
-                ("activations_bytes", "Activations"), ("buffers_bytes", "ZeRO-3 gathered layers"),
-                ("reserve_bytes", "Reserve (CUDA context, NCCL, fragmentation)"), ("total_bytes", "Total"), ("capacity_bytes", "GPU memory"), ("headroom_bytes", "Headroom"))
+_MEMORY_ROWS = tuple((f"{key}_bytes", term_title(name)) for key, name in MEMORY_TERMS) + (
+    ("total_bytes", "Total"), ("capacity_bytes", "GPU memory"), ("headroom_bytes", "Headroom"))
 
 
 def memory_table(mem: dict) -> dict:
@@ -88,7 +89,7 @@ def stages_table(plan: dict) -> dict:
                   ["Stage", "Layers", "Parameters per GPU", "Memory per GPU", "Time per microbatch"], rows, "llrrr")
 
 
-def plan_view(inputs: Mapping, result: dict) -> dict:
+def plan_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
     return {"figures": [diagram.atlas_layout(result)],
             "tables": {"crossings": crossings_table(result["communications"]),
                        "memory": memory_table(result["memory_per_device"]),
@@ -98,23 +99,15 @@ def plan_view(inputs: Mapping, result: dict) -> dict:
 # ---------------------------------------------------------------------------- device-memory
 
 
-def device_memory_view(inputs: Mapping, result: dict) -> dict:
+def device_memory_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
     return {"figures": [diagram.memory_bars(result)], "tables": {"memory": memory_table(result)}}
 
 
 # ---------------------------------------------------------------------------- bubble (timelines)
 
 
-def _count_input(name: str, inputs: Mapping) -> int:
-    p = COMMANDS["bubble"].param(name)
-    text = inputs.get(name)
-    from .api import parse_param
-
-    return parse_param(p, p.default if text is None or str(text).strip() == "" else text)
-
-
-def bubble_view(inputs: Mapping, result: dict) -> dict:
-    p, m, v = (_count_input(k, inputs) for k in ("stages", "microbatches", "interleave"))
+def bubble_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
+    p, m, v = (values[k] for k in ("pipeline_parallel", "microbatches", "interleave"))
     figures, rows = [], []
     for kind, vk in (("gpipe", 1), ("1f1b", 1), ("interleaved", v)):
         name = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "Interleaved 1F1B"}[kind]
@@ -122,15 +115,14 @@ def bubble_view(inputs: Mapping, result: dict) -> dict:
             figures.append(_note(f"{name}: set the model chunks per stage v to 2 or more to see it."))
             continue
         try:
-            s = evaluate("schedule", {"kind": kind, "stages": str(p), "microbatches": str(m), "interleave": str(vk)})
+            s = evaluate("schedule", {"kind": kind, "pipeline_parallel": str(p), "microbatches": str(m),
+                                      "interleave": str(vk)})
         except CalcError as e:
             figures.append(_note(f"{name}: not drawn ({e})."))
             continue
         figures.append(diagram.timeline_layout(s, kind, p, m, vk))
-        ideal = 3 * vk * m
-        share = (s["makespan_slots"] - ideal) / s["makespan_slots"]
-        rows.append([name, str(vk), str(s["makespan_slots"]), str(ideal), f"{s['bubble_fraction']:.4g}",
-                     f"{share:.4g}", str(max(s["peak_in_flight"]))])
+        rows.append([name, str(vk), str(s["makespan_slots"]), str(s["ideal_slots"]), f"{s['bubble_fraction']:.4g}",
+                     f"{s['bubble_share']:.4g}", str(max(s["peak_in_flight"]))])
     table = _table("Measured on the generated schedules (a backward takes two slots)",
                    ["Schedule", "v", "Makespan (slots)", "Ideal (slots)", "Bubble / ideal", "Bubble / total",
                     "Peak chunks in flight"], rows)
@@ -149,8 +141,7 @@ _PLAN_PARAMS = tuple(p.name for p in COMMANDS["plan"].params)
 
 def atlas_defaults() -> dict[str, str]:
     """The atlas's default inputs: its preset, blank where the preset says nothing."""
-    preset = PRESETS[ATLAS_DEFAULT].inputs
-    return {p.name: preset.get(p.name, p.default or "") for p in COMMANDS["plan"].params}
+    return COMMANDS["plan"].fields(PRESETS[ATLAS_DEFAULT].inputs)
 
 
 def atlas_query(inputs: Mapping, parallel: Mapping) -> str:
@@ -163,8 +154,9 @@ def atlas_query(inputs: Mapping, parallel: Mapping) -> str:
     """
     wanted: dict[str, str] = {}
     for name in _PLAN_PARAMS:
-        if name in parallel:
-            value = parallel[name]
+        key = spec_key(name, "parallel")
+        if key in parallel:
+            value = parallel[key]
             if isinstance(value, bool):
                 wanted[name] = "true" if value else "false"
             elif isinstance(value, (list, tuple)):
@@ -179,7 +171,7 @@ def atlas_query(inputs: Mapping, parallel: Mapping) -> str:
     return urlencode([(k, x) for k, x in wanted.items() if x != defaults[k]])
 
 
-def search_view(inputs: Mapping, result: dict) -> dict:
+def search_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
     rows = []
     for pl in result["plans"]:
         par = pl["parallel"]
@@ -210,10 +202,10 @@ _REFUSAL_KIND = {"memory": "memory: does not fit", "combination": "divisibility 
 # ---------------------------------------------------------------------------- infer (the inference calculator)
 
 
-def serving_sweep(inputs: Mapping, result: dict) -> list[dict]:
+def serving_sweep(values: Mapping, result: dict) -> list[dict]:
     """``infer`` at batch sizes e, 2e, 4e, ... up to the most that fit, and the current batch (what the chart draws).
 
-    Each point evaluates the same inputs with another ``batch`` through :func:`calc.api.evaluate`.
+    Each point computes ``infer`` on the same parsed values with another ``batch``.
     """
     e, batch, most = result["parallel"]["expert"], result["batch"], result["max_concurrent_sequences"]
     sizes = {batch, most}
@@ -223,7 +215,7 @@ def serving_sweep(inputs: Mapping, result: dict) -> list[dict]:
         k *= 2
     points = []
     for b in sorted(sizes):
-        r = result if b == batch else evaluate("infer", {**inputs, "batch": str(b)})
+        r = result if b == batch else COMMANDS["infer"].compute({**values, "batch": b})
         points.append({"batch": b, "decode_time_per_token_s": r["decode_time_per_token_s"],
                        "decode_floor_s": r["decode_floor_s"], "tokens_per_s_per_replica": r["tokens_per_s_per_replica"],
                        "memory_bytes": r["memory_per_device"]["total_bytes"]})
@@ -271,8 +263,8 @@ def _sweep_table(points: list[dict]) -> dict:
                   "Inter-token latency", "Roofline floor", "Tokens/s per replica", "Memory per GPU"], rows)
 
 
-def infer_view(inputs: Mapping, result: dict) -> dict:
-    points = serving_sweep(inputs, result)
+def infer_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
+    points = serving_sweep(values, result)
     return {"figures": [diagram.serving_chart(points, result["batch"], result["max_concurrent_sequences"]),
                         diagram.memory_bars(result["memory_per_device"], diagram.SERVING_TERMS)],
             "tables": {"time": _serving_time_table(result), "sweep": _sweep_table(points),
@@ -290,6 +282,6 @@ PAGE_VIEWS = {"plan": plan_view, "device-memory": device_memory_view, "bubble": 
               "infer": infer_view}
 
 
-def page_view(command: str, inputs: Mapping, result: dict) -> dict:
-    """The view of ``command``'s ``result`` for ``inputs`` (see the module docstring)."""
-    return PAGE_VIEWS[command](inputs, result)
+def page_view(command: str, inputs: Mapping, values: Mapping, result: dict) -> dict:
+    """The view of ``command``'s ``result`` for ``inputs`` parsed as ``values`` (see the module docstring)."""
+    return PAGE_VIEWS[command](inputs, values, result)

@@ -21,6 +21,10 @@
     ``--help`` prints) with what it computes, so a page that lists them never
     goes stale when a command is added.
 
+``<!-- calc:names -->``
+    The table of names (:data:`calc.spec.NAMES`): each concept, the one name every
+    interface gives it, and the names no command uses for it.
+
 ``<!-- calc:params layers=L hidden=H heads=A vocab=V seq_len=S [kv_heads=..] [ffn_hidden=..] [gated_mlp=true] [biases=true] [learned_positions=true] [tied_embeddings=true] show=KEY -->``
     One parameter count of a model (:func:`calc.model.param_count`): ``total``,
     ``embedding`` (word embedding, with learned positions), ``output_head`` (0
@@ -33,6 +37,7 @@ from calc import batch as _batch
 from calc import model as _model
 from calc.api import COMMANDS
 from calc.collectives import ring_allreduce_schedule
+from calc.spec import NAMES
 from calc.units import format_count
 
 from .markers import Marker, MarkerError
@@ -104,6 +109,13 @@ def render_commands(marker: Marker) -> str:
     return build_commands().as_markdown()
 
 
+def render_names(marker: Marker) -> str:
+    if marker.words or marker.options:
+        raise MarkerError("takes nothing: calc:names")
+    rows = tuple((f"`{n.name}`", n.concept, ", ".join(f"`{x}`" for x in n.not_names)) for n in NAMES)
+    return Table(("Name", "What it is", "Not called"), rows, align=("l", "l", "l")).as_markdown()
+
+
 _MODEL_COUNTS = ("layers", "hidden", "heads", "vocab", "seq_len", "kv_heads", "ffn_hidden")
 _MODEL_FLAGS = ("gated_mlp", "biases", "learned_positions", "tied_embeddings")
 _PARAM_COUNTS = ("total", "embedding", "output_head", "per_dense_layer")
@@ -133,4 +145,4 @@ def render_params(marker: Marker) -> str:
 
 
 RENDERERS = {"cases": render_cases, "schedule": render_schedule, "sequences": render_sequences,
-             "commands": render_commands, "params": render_params}
+             "commands": render_commands, "params": render_params, "names": render_names}

@@ -3,7 +3,7 @@
 //   node hooks/snapshot.mjs <node_modules/pyodide> <calc wheel> <output file>
 //
 // Boots Pyodide in Node with its (private, 314.x) `_makeSnapshot` option, unpacks the calc wheel into
-// site-packages, imports calc.series (what the worker calls) and evaluates one request, then writes
+// site-packages, imports calc.page (what the worker calls) and evaluates one request, then writes
 // `pyodide.makeMemorySnapshot()`: the interpreter's whole linear memory, with calc imported. The
 // worker hands those bytes to `loadPyodide({_loadSnapshot})` and skips Python's start-up and imports.
 //
@@ -57,7 +57,7 @@ pyodide.unpackArchive(new Uint8Array(fs.readFileSync(wheelPath)), "wheel", { ext
 pyodide.runPython(`
 import importlib
 importlib.invalidate_caches()
-from calc.series import page_request
+from calc.page import page_request
 page_request('{"op": "evaluate", "command": "batch", "inputs": {}}')
 `);
 fs.writeFileSync(outPath, pyodide.makeMemorySnapshot());

@@ -20,7 +20,7 @@ import json
 from dataclasses import replace
 from html import escape
 
-from calc.api import COMMANDS, Command, evaluate
+from calc.api import COMMANDS, Command, run
 from calc.presets import presets_for
 from calc.views import page_view
 
@@ -116,12 +116,13 @@ def preset_inputs(cmd: Command, name: str) -> dict[str, str]:
     if name not in presets:
         raise MarkerError(f"unknown preset {name!r} (known: {', '.join(presets)})")
     values = {k: x for k, x in presets[name].inputs.items() if k not in _NOT_FROM_PRESETS.get(cmd.name, ())}
-    return {p.name: values.get(p.name, p.default or "") for p in cmd.params}
+    return cmd.fields(values)
 
 
 #: Preset fields a command's page leaves at their defaults (the planner searches the microbatch and the split).
-_NOT_FROM_PRESETS = {"search": ("micro_batch", "data", "tensor", "pipeline", "context", "expert", "zero",
-                                "sequence_parallel", "recompute", "interleave", "stage_layers")}
+_NOT_FROM_PRESETS = {"search": ("micro_batch", "data_parallel", "tensor_parallel", "pipeline_parallel",
+                                "context_parallel", "expert_parallel", "zero", "sequence_parallel", "recompute",
+                                "interleave", "stage_layers")}
 
 
 def render_presets(cmd: Command, names: list[str], uid: str) -> str:
@@ -136,8 +137,8 @@ def render_presets(cmd: Command, names: list[str], uid: str) -> str:
 
 
 def render_tool(cmd: Command, uid: str, inputs: dict[str, str], presets: list[str]) -> str:
-    result = evaluate(cmd.name, inputs)
-    view = page_view(cmd.name, inputs, result)
+    values, result = run(cmd.name, inputs)
+    view = page_view(cmd.name, inputs, values, result)
     form = (render_presets(cmd, presets, uid) + "\n" if presets else "") + render_form(form_command(cmd), uid, inputs)
     outputs = f"{render_results(cmd, result)}\n{render_view(view, uid)}\n"
     return render_shell(cmd, uid, cmd.title, form, outputs, extra_class="calc--tool")
@@ -155,8 +156,7 @@ def render_marker(marker: Marker) -> str:
     for n in presets:
         if n not in known:
             raise MarkerError(f"unknown preset {n!r} (known: {', '.join(known)})")
-    inputs = preset_inputs(cmd, base) if base else {p.name: cmd.example.get(p.name, p.default or "")
-                                                    for p in cmd.params}
+    inputs = preset_inputs(cmd, base) if base else cmd.fields(cmd.example)
     overrides = dict(marker.options)
     marker.options.clear()
     for name in overrides:

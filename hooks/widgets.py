@@ -38,9 +38,10 @@ def _attr(value: object) -> str:
 def render_form(cmd: Command, uid: str, inputs: dict[str, str]) -> str:
     """The ``<form>`` with one labelled text field per parameter, grouped in fieldsets."""
     groups: dict[str, list[str]] = {}
+    values = cmd.fields(inputs)
     for p in cmd.params:
         fid = f"{uid}-{p.name}"
-        value = inputs.get(p.name, p.default or "")
+        value = values[p.name]
         described = f"{fid}-help {fid}-error" if p.help else f"{fid}-error"
         help_html = f'<span class="calc__help" id="{fid}-help">{escape(p.help)}</span>' if p.help else ""
         if p.kind == "choice":

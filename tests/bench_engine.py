@@ -56,7 +56,7 @@ def bench_inference(repeats: int = 5) -> dict:
     import json
 
     from calc.api import COMMANDS
-    from calc.series import page_request
+    from calc.page import page_request
 
     request = json.dumps({"op": "evaluate", "command": "infer", "inputs": dict(COMMANDS["infer"].example)})
     best, median, _ = _timed(lambda: page_request(request), repeats)

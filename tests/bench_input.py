@@ -56,7 +56,7 @@ def bench_bad_input() -> dict:
     worst_api, worst_page = max(api, key=api.get), max(page, key=page.get)
     with tempfile.TemporaryDirectory(prefix="atlas-bench-") as tmp:
         spec = Path(tmp) / "spec.json"
-        spec.write_text(json.dumps({"model": {"layers": 2}, "hardware": {"memory": "9" * 999_000}}))
+        spec.write_text(json.dumps({"model": {"layers": 2}, "hardware": {"device_memory": "9" * 999_000}}))
         figures = {
             "evaluate_1MB_slowest_s": api[worst_api], "evaluate_1MB_slowest_input": worst_api,
             "evaluate_for_page_1MB_slowest_s": page[worst_page], "evaluate_for_page_1MB_slowest_input": worst_page,

@@ -131,13 +131,22 @@ def option(name: str) -> str:
 
 
 @pytest.mark.parametrize("kind", sorted(k for k, (c, _) in KINDS.items() if not COMMANDS[c].param(KINDS[k][1]).section
-                                        and COMMANDS[c].param(KINDS[k][1]).kind != "flag"))
+                                        and COMMANDS[c].param(KINDS[k][1]).kind not in ("flag", "spec")))
 def test_a_100_kb_option_value_is_one_line_naming_it(capsys, kind):
     """A 100 kB value on the command line, for every kind of option: exit 2, one line naming the option."""
     command, name = KINDS[kind]
     example = [arg for k, v in COMMANDS[command].example.items() if k != name for arg in (option(k), v)]
     line = fails(capsys, [command, *example, option(name), "9" * KB100 + "x"])
     assert line.startswith(f"python -m calc {command}: error: {name} must be ")
+    assert len(line) < 400
+
+
+def test_a_100_kb_file_name_is_one_line_naming_it(capsys, tmp_path):
+    """A SPEC.json argument is a file name: a 100 kB one is refused as unreadable, in one line."""
+    command, name = KINDS["spec"]
+    files = [str(tmp_path / f"{p.name}.json") for p in COMMANDS[command].params if p.kind == "spec" and p.name != name]
+    line = fails(capsys, [command, "9" * KB100 + ".json", *files])
+    assert line.startswith(f"python -m calc {command}: error: ") and "readable" in line
     assert len(line) < 400
 
 
@@ -148,7 +157,7 @@ def test_a_100_kb_argument_through_a_real_argv(tmp_path):
     assert p.stderr.startswith("python -m calc allreduce: error: payload must be a size such as")
 
 
-@pytest.mark.parametrize("field", ["memory", "layers", "gated_mlp", "recompute", "kv_heads"])
+@pytest.mark.parametrize("field", ["device_memory", "layers", "gated_mlp", "recompute", "kv_heads"])
 def test_a_999_000_character_spec_value_is_one_line_naming_it(capsys, tmp_path, field):
     """A SPEC value just under the file's 1,000,000-character limit: exit 2 naming section.field."""
     from tests.test_cli_commands import SPEC
@@ -255,16 +264,17 @@ def test_a_closed_pipe_stops_quietly():
 
 
 def test_json_output_is_strict(capsys, tmp_path):
-    """--json never prints NaN or Infinity: a result that would not be finite is refused, naming the inputs;
-    a huge but finite one prints as a number."""
+    """--json never prints NaN or Infinity: an efficiency so small the step time would overflow is refused
+    by its floor (the finite-result guard itself: tests/test_command.py); a huge but finite result prints
+    as a number."""
     from tests.test_cli_commands import SPEC
 
     spec = json.loads(json.dumps(SPEC))
     spec["hardware"]["compute_efficiency"] = 5e-324  # within its limits (0, 1], but the step time overflows
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(spec))
-    assert fails(capsys, ["plan", str(path), "--json"]).startswith(
-        "python -m calc plan: error: inputs must be values that give finite results")
+    assert fails(capsys, ["plan", str(path), "--json"]) == (
+        "python -m calc plan: error: hardware.compute_efficiency must be a number >= 0.001, got 5e-324")
     assert main(["train-time", "--params", "1e15", "--tokens", "1e16", "--gpus", "1", "--flops-per-gpu", "1",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"non-strict JSON: {c}"))

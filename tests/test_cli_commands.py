@@ -6,6 +6,7 @@ import pytest
 
 from calc.api import COMMANDS, evaluate, evaluate_for_page
 from calc.cli import main
+from calc.spec import flatten
 
 SPEC = {
     "model": {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336, "gated_mlp": True,
@@ -48,7 +49,7 @@ CONTRACT = [
     ("flops --layers 96 --hidden 12288 --seq-len 2048 --vocab 51200 --global-batch 1536 --recompute full",
      {"flops_per_iteration"}),
     ("train-time --params 175e9 --tokens 300e9 --gpus 1024 --flops-per-gpu 140e12", {"seconds", "days"}),
-    ("bubble --stages 8 --microbatches 32 --interleave 8", {"bubble_fraction", "bubble_share"}),
+    ("bubble --pipeline-parallel 8 --microbatches 32 --interleave 8", {"bubble_fraction", "bubble_share"}),
     ("allgather --ranks 8 --payload 512MiB --bandwidth 450GB/s --startup 1us",
      {"time_s", "algbw_bytes_per_s", "busbw_bytes_per_s"}),
     ("reducescatter --ranks 8 --payload 512MiB --bandwidth 450GB/s --startup 1us",
@@ -87,7 +88,7 @@ def test_plan_keys(capsys, spec_file):
 def test_plan_cli_equals_page_values(capsys, spec_file):
     """The CLI's JSON and the page's values are the same text for every result."""
     out = run_json(capsys, ["plan", spec_file(SPEC)])
-    flat = {k: v for section in SPEC.values() for k, v in section.items()}
+    flat = flatten(SPEC, COMMANDS["plan"].spec_fields)
     page = json.loads(evaluate_for_page("plan", json.dumps(flat)))
     assert page["ok"]
     for key, text in page["values"].items():
@@ -106,7 +107,7 @@ def test_search_keys(capsys, spec_file):
 
 def test_text_output(capsys):
     """Without --json: one labelled line per result, with units."""
-    code, out, _ = run(capsys, "bubble --stages 8 --microbatches 32".split())
+    code, out, _ = run(capsys, "bubble --pipeline-parallel 8 --microbatches 32".split())
     assert code == 0 and "0.2188" in out and "GPipe" in out
 
 
@@ -116,9 +117,9 @@ def test_text_output(capsys):
         ("memory --params 7.5e9 --zero 4", "python -m calc memory: error: zero must be a whole number <= 3, got 4"),
         ("memory --params 2e15", "python -m calc memory: error: params must be a whole number <= 1000000000000000, "
                                  "got 2000000000000000.0"),
-        ("bubble --stages 8 --microbatches 12 --interleave 2",
-         "python -m calc bubble: error: microbatches must be a multiple of the pipeline stages (8) when "
-         "interleaving, got 12"),
+        ("bubble --pipeline-parallel 8 --microbatches 12 --interleave 2",
+         "python -m calc bubble: error: microbatches must be a multiple of pipeline_parallel (8) when "
+         "interleave > 1, got 12"),
         ("train-time --params 1e9 --tokens 1e9 --gpus 8 --flops-per-gpu fast",
          "python -m calc train-time: error: flops_per_gpu must be a rate such as 989TFLOP/s or 312e12 (FLOP/s), "
          "got 'fast'"),
@@ -140,10 +141,10 @@ def test_bad_values_exit_2_with_one_line(capsys, argv, line):
                               "heads, kv_heads, ffn_hidden, gated_mlp, vocab, seq_len, tied_embeddings, biases, "
                               "learned_positions, experts, top_k, moe_layer_freq, attention), got 1"),
         (("model", "kv_heads", 7), "python -m calc plan: error: model.kv_heads must be a divisor of heads (32), got 7"),
-        (("hardware", "memory", "lots"), "python -m calc plan: error: hardware.memory must be a size such as 512MiB, "
-                                         "1GB or 4096 (bytes), got 'lots'"),
-        (("parallel", "data", 4), "python -m calc plan: error: parallel.data must be gpus / (tensor × pipeline × "
-                                  "context × expert) = 8, got 4"),
+        (("hardware", "device_memory", "lots"), "python -m calc plan: error: hardware.device_memory must be a size "
+                                                "such as 512MiB, 1GB or 4096 (bytes), got 'lots'"),
+        (("parallel", "data", 4), "python -m calc plan: error: parallel.data must be gpus / (tensor_parallel × "
+                                  "pipeline_parallel × context_parallel × expert_parallel) = 8, got 4"),
         (("parallel", "zero", True), "python -m calc plan: error: parallel.zero must be a whole number >= 0, got True"),
     ],
 )
@@ -178,10 +179,10 @@ def test_search_takes_a_partial_parallel_section(capsys, spec_file):
 def test_hardware_profile_fields_override(capsys, spec_file):
     """A field beside hardware.profile overrides the profile's; without a profile the figures are required."""
     spec = json.loads(json.dumps(SPEC))
-    spec["hardware"]["memory"] = "40GiB"
+    spec["hardware"]["device_memory"] = "40GiB"
     out = run_json(capsys, ["plan", spec_file(spec)])
     assert out["memory_per_device"]["capacity_bytes"] == 40 * 2**30
-    spec["hardware"] = {"gpus": 64, "memory": "80GiB", "flops_per_gpu": "989TFLOP/s",
+    spec["hardware"] = {"gpus": 64, "device_memory": "80GiB", "flops_per_gpu": "989TFLOP/s",
                         "intra_node_bandwidth": "450GB/s", "inter_node_bandwidth": "50GB/s"}
     code, _, err = run(capsys, ["plan", spec_file(spec)])
     assert code == 2 and err == ("python -m calc plan: error: hardware.hbm_bandwidth must be given when no "
@@ -233,7 +234,7 @@ def test_export_json_is_the_page_values(capsys, spec_file, framework):
     assert code == 0 and err == ""
     result = json.loads(out)
     assert {"framework", "targets", "arguments", "config", "config_file", "text"} <= set(result)
-    flat = {k: v for section in spec.values() for k, v in section.items()} | {"to": framework}
+    flat = flatten(spec, COMMANDS["export"].spec_fields) | {"to": framework}
     page = json.loads(evaluate_for_page("export", json.dumps(flat)))
     assert page["ok"] and json.loads(page["values"]["text"]) == result["text"] == page["text"]["text"]
 
@@ -271,9 +272,10 @@ def test_compare_takes_two_spec_files(capsys, spec_file):
 @pytest.mark.parametrize("edit,line", [
     (("model", "hidden", 8192), "model.hidden must be the same in A and B (compare takes two plans of one model), "
                                 "got (4096, 8192)"),
-    (("parallel", "tensor", 3), "B: hardware.gpus must be a multiple of tensor × pipeline × context × expert = 3, "
+    (("parallel", "tensor", 3), "b.hardware.gpus must be a multiple of tensor_parallel × pipeline_parallel × "
+                                "context_parallel × expert_parallel = 3, "
                                 "got 64"),
-    (("parallel", "foo", 1), "B: parallel.foo must be a field of parallel"),
+    (("parallel", "foo", 1), "b.parallel.foo must be a field of parallel"),
 ])
 def test_compare_refusals_are_one_line(capsys, spec_file, edit, line):
     """Plans of different models, and a bad field of one SPEC, are one line naming it; exit 2, no output."""

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from calc.api import evaluate_for_page
+from calc.api import COMMANDS, evaluate, evaluate_for_page
+from calc.spec import flatten
 from calc.cli import main
 
 SPEC = {
@@ -59,7 +60,7 @@ def test_infer_json_has_the_issues_keys(capsys, spec_file):
 def test_infer_cli_equals_page_values(capsys, spec_file):
     """The CLI's JSON and the page's values are the same for every result."""
     code, out, _ = run(capsys, ["infer", spec_file(SPEC), "--json"])
-    flat = {k: v for section in SPEC.values() for k, v in section.items()}
+    flat = flatten(SPEC, COMMANDS["infer"].spec_fields)
     page = json.loads(evaluate_for_page("infer", json.dumps(flat)))
     assert code == 0 and page["ok"]
     for key, text in page["values"].items():
@@ -92,8 +93,8 @@ def test_infer_search_under_a_latency_bound(capsys, spec_file):
 
 
 @pytest.mark.parametrize("edit,line", [
-    (("parallel", "tensor", 3), "parallel.tensor must be a divisor of heads (32) that kv_heads (8) divides or that "
-                                "divides kv_heads, got 3"),
+    (("parallel", "tensor", 3), "parallel.tensor must be a divisor of heads (32) that divides kv_heads (8) or is a "
+                                "multiple of it, got 3"),
     (("model", "layers", 2), "parallel.pipeline must be <= layers (2), got 4"),
     (("serving", "batch", 5000), "serving.batch must be at most "),
     (("serving", "weight_precision", "fp8"), "serving.weight_precision must be a precision the a100-sxm4-80gb "

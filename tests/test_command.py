@@ -7,12 +7,13 @@ outcome: a CalcError naming the field, for a value far past any limit.
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
 from calc import units
-from calc.api import COMMANDS, evaluate, evaluate_for_page
-from calc.command import _NUMBER_RE, parse_param
+from calc.api import COMMANDS, _check_finite, evaluate, evaluate_for_page
+from calc.command import _NUMBER_RE, format_result, parse_param
 from calc.errors import CalcError
 
 MB = 1_000_000
@@ -37,7 +38,7 @@ HUGE = {"digits": "9" * MB + "x", "blanks": "1" + " " * MB + "x", "exponent": "1
 def test_every_kind_is_covered():
     """The kinds of this test are all the kinds the commands use (a new kind must be added here)."""
     assert set(KINDS) == {"count", "number", "fraction", "size", "bandwidth", "time", "flop_rate", "sizes",
-                          "choice", "flag"}
+                          "choice", "flag", "spec", "counts"}
 
 
 @pytest.mark.parametrize("shape", HUGE)
@@ -126,8 +127,35 @@ def test_denormal_inputs_are_refused_by_name(kind, text):
 
 def test_a_non_finite_result_is_refused():
     """The last guard: inputs within every limit whose result is not finite are refused, never printed."""
-    example = COMMANDS["plan"].example
-    with pytest.raises(CalcError, match="^inputs must be values that give finite results"):
-        evaluate("plan", {**example, "compute_efficiency": "5e-324"})
-    answer = json.loads(evaluate_for_page("plan", json.dumps({**example, "compute_efficiency": "5e-324"})))
-    assert answer["ok"] is False and answer["param"] == "inputs"
+    # Every input's floor keeps today's results finite, so the guard is tried on a result that is not.
+    with pytest.raises(CalcError, match=r"^inputs must be values that give finite results .*got 'plan.step = inf'"):
+        _check_finite({"plan": {"step": math.inf, "stages": [1.0]}})
+    with pytest.raises(CalcError, match=r"got 'rows\[1\] = nan'"):
+        _check_finite({"rows": [1.0, math.nan]})
+    _check_finite({"huge": 8e31, "rows": [{"a": 1.0}]})
+
+
+def test_every_declared_unit_and_kind_has_its_function():
+    """Every result's unit formats and every parameter's kind parses: the registries hold all the commands use."""
+    from calc.command import KINDS, UNITS
+
+    for cmd in COMMANDS.values():
+        assert {p.kind for p in cmd.params} <= set(KINDS), cmd.name
+        assert {r.unit for r in cmd.results} <= set(UNITS), cmd.name
+    samples = {"fits": True, "json": {"a": [1]}, "text": "x"}
+    for unit in UNITS:
+        text = format_result(unit, samples.get(unit, 1234.5))
+        assert text and "\n" not in text, unit
+    assert format_result("fits", False) == "does not fit"
+
+
+def test_an_unknown_unit_or_kind_is_refused_when_declared():
+    """A typo in a declaration fails at import, not as a silent str(value) on the page."""
+    from calc.command import Param, Result
+
+    with pytest.raises(ValueError, match="unknown unit 'byte'"):
+        Result("x", "X", "byte")
+    with pytest.raises(ValueError, match="unknown kind 'sise'"):
+        Param("x", "sise", "X")
+    with pytest.raises(KeyError):
+        format_result("byte", 1.0)

@@ -12,6 +12,7 @@ from calc.hardware import hardware
 from calc.model import model
 from calc.plan import parallel, plan
 from calc.presets import PRESETS
+from calc.spec import spec_key
 
 LLAMA = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
 H100 = hardware(64, profile_name="h100-sxm5-80gb")
@@ -23,10 +24,10 @@ def llama(**split) -> object:
 
 def spec_of(preset: str, **changes: object) -> dict:
     """A preset's inputs as a SPEC (sections from the plan command's parameters)."""
-    sections = {p.name: p.section for p in COMMANDS["plan"].params}
+    sections = COMMANDS["plan"].spec_fields
     spec: dict = {}
     for k, x in {**PRESETS[preset].inputs, **changes}.items():
-        spec.setdefault(sections[k], {})[k] = x
+        spec.setdefault(sections[k], {})[spec_key(k, sections[k])] = x
     return spec
 
 
@@ -126,8 +127,9 @@ def test_command_compares_attention_kernels_of_one_model():
 
 
 @pytest.mark.parametrize("side,changes,message", [
-    ("b", {"tensor": "3"}, "B: hardware.gpus must be a multiple of tensor × pipeline × context × expert = 3, got 8"),
-    ("a", {"kv_heads": "0"}, "A: model.kv_heads must be a whole number >= 1, got 0"),
+    ("b", {"tensor_parallel": "3"}, "b.hardware.gpus must be a multiple of tensor_parallel × pipeline_parallel × "
+                                    "context_parallel × expert_parallel = 3, got 8"),
+    ("a", {"kv_heads": "0"}, "a.model.kv_heads must be a whole number >= 1, got 0"),
 ])
 def test_command_errors_name_the_plan_and_the_field(side, changes, message):
     """A bad field is named with its plan and section, as plan names it."""
@@ -142,5 +144,5 @@ def test_command_refuses_a_spec_that_is_not_an_object():
     """Each side is a JSON object of sections."""
     with pytest.raises(CalcError, match=r"^a must be a JSON object of sections, got '\[1\]'"):
         evaluate("compare", {"a": "[1]", "b": spec_of("llama3-8b")})
-    with pytest.raises(CalcError, match=r"^B: parallel.foo must be a field of parallel"):
+    with pytest.raises(CalcError, match=r"^b.parallel.foo must be a field of parallel"):
         evaluate("compare", {"a": spec_of("llama3-8b"), "b": {"parallel": {"foo": 1}}})

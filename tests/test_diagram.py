@@ -8,10 +8,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from calc import units
-from calc.api import COMMANDS, evaluate
+from calc.api import COMMANDS, evaluate, run
 from calc.diagram import atlas_layout, crossing_text, memory_bars, timeline_layout
 from calc.presets import ATLAS_DEFAULT, PRESETS
-from calc.series import page_request
+from calc.page import page_request
 from calc.views import atlas_query, atlas_defaults, page_view
 from hooks.views import render_marker, svg, table_html
 from hooks.markers import MARKER_RE, parse
@@ -20,11 +20,11 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 SPLITS = [
     {},
     {"interleave": "4"},
-    {"data": "32", "pipeline": "4"},
-    {"data": "8", "pipeline": "16"},
-    {"data": "128", "pipeline": "1", "zero": "3", "sequence_parallel": "true", "recompute": "selective"},
-    {"data": "8", "context": "2", "sequence_parallel": "true"},
-    {"data": "64", "tensor": "2", "zero": "1"},
+    {"data_parallel": "32", "pipeline_parallel": "4"},
+    {"data_parallel": "8", "pipeline_parallel": "16"},
+    {"data_parallel": "128", "pipeline_parallel": "1", "zero": "3", "sequence_parallel": "true", "recompute": "selective"},
+    {"data_parallel": "8", "context_parallel": "2", "sequence_parallel": "true"},
+    {"data_parallel": "64", "tensor_parallel": "2", "zero": "1"},
 ]
 
 
@@ -71,15 +71,15 @@ def test_crossing_labels_carry_calcs_bytes_and_times():
 
 def test_every_strategy_gets_its_own_crossing_kind():
     """TP, PP, DP, CP and EP transfers are each drawn (MoE preset with context parallelism added)."""
-    plan = evaluate("plan", {**PRESETS["mixtral-8x7b"].inputs, "data": "1", "context": "2"})
+    plan = evaluate("plan", {**PRESETS["mixtral-8x7b"].inputs, "data_parallel": "1", "context_parallel": "2"})
     kinds = {g["data"]["strategy"] for g in crossings(atlas_layout(plan))}
     assert kinds == {"tensor", "pipeline", "data", "context", "expert"}
 
 
 def test_single_gpu_has_no_crossing():
     """One GPU: nothing crosses a boundary, and the drawing says so."""
-    plan = evaluate("plan", {**PRESETS["llama3-8b"].inputs, "gpus": "1", "data": "1", "tensor": "1",
-                             "memory": "1TB", "global_batch": "4"})
+    plan = evaluate("plan", {**PRESETS["llama3-8b"].inputs, "gpus": "1", "data_parallel": "1", "tensor_parallel": "1",
+                             "device_memory": "1TB", "global_batch": "4"})
     drawing = atlas_layout(plan)
     assert crossings(drawing) == [] and any("Nothing crosses" in t for t in texts(drawing["items"]))
 
@@ -112,7 +112,7 @@ def test_svg_escapes_text():
 
 def test_timeline_draws_every_op_and_the_bubbles():
     """Each forward and backward of a schedule is one box; idle slots are drawn; backward is hatched."""
-    s = evaluate("schedule", {"kind": "1f1b", "stages": "4", "microbatches": "8"})
+    s = evaluate("schedule", {"kind": "1f1b", "pipeline_parallel": "4", "microbatches": "8"})
     d = timeline_layout(s, "1f1b", 4, 8, 1)
     ops = [i for i in d["items"] if i["t"] == "rect" and "tl-op" in i["cls"].split()]
     assert len(ops) == len(s["ops"]) == 64
@@ -124,7 +124,8 @@ def test_timeline_draws_every_op_and_the_bubbles():
 
 def test_bubble_view_has_three_schedules_and_measured_fractions():
     """GPipe, 1F1B and interleaved are drawn; the table gives the measured fraction and share."""
-    view = page_view("bubble", {"stages": "4", "microbatches": "8", "interleave": "2"}, {})
+    inputs = {"pipeline_parallel": "4", "microbatches": "8", "interleave": "2"}
+    view = page_view("bubble", inputs, *run("bubble", inputs))
     assert len(view["figures"]) == 3
     rows = view["tables"]["schedules"]["rows"]
     assert [r[0] for r in rows] == ["GPipe", "1F1B", "Interleaved 1F1B"]
@@ -168,8 +169,8 @@ def test_planner_links_restore_the_plan_in_the_atlas():
     inputs = dict(PRESETS["llama3-8b"].inputs)
     search_inputs = {k: x for k, x in inputs.items() if k in {p.name for p in COMMANDS["search"].params}
                      and k != "micro_batch"}
-    result = evaluate("search", search_inputs)
-    view = page_view("search", search_inputs, result)
+    values, result = run("search", search_inputs)
+    view = page_view("search", search_inputs, values, result)
     from urllib.parse import parse_qsl, urlsplit
 
     for row, summary in zip(view["tables"]["plans"]["rows"], result["plans"]):
@@ -182,7 +183,7 @@ def test_planner_links_restore_the_plan_in_the_atlas():
 
 def test_atlas_query_names_only_non_defaults():
     """The atlas's own default configuration gives an empty query."""
-    par = {k: PRESETS[ATLAS_DEFAULT].inputs[k] for k in ("data", "tensor", "pipeline", "context", "expert", "zero",
+    par = {k: PRESETS[ATLAS_DEFAULT].inputs[k] for k in ("data_parallel", "tensor_parallel", "pipeline_parallel", "context_parallel", "expert_parallel", "zero",
                                                          "recompute", "interleave", "micro_batch")}
     par["sequence_parallel"] = False
     assert atlas_query(dict(PRESETS[ATLAS_DEFAULT].inputs), par) == ""

@@ -14,7 +14,7 @@ from calc.presets import PRESETS
 
 LISTS = Path(__file__).with_name("frameworks")
 #: The split a search chooses (the rest of a preset stays).
-SPLIT = ("data", "tensor", "pipeline", "context", "expert", "zero", "sequence_parallel", "recompute", "interleave",
+SPLIT = ("data_parallel", "tensor_parallel", "pipeline_parallel", "context_parallel", "expert_parallel", "zero", "sequence_parallel", "recompute", "interleave",
          "micro_batch", "stage_layers", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "zero3_gather")
 PLAN_PARAMS = {p.name for p in COMMANDS["plan"].params}
 
@@ -51,20 +51,20 @@ CASES = [
     ("megatron", "llama3-8b", {"tp_comm_overlap": "true", "recompute": "full"}),
     ("megatron", "llama3-8b", {"precision": "megatron-bf16", "attention": "flash3"}),
     ("megatron", "llama3-8b", {"precision": "fp16-adam", "attention": "standard", "recompute": "full"}),
-    ("megatron", "llama3-8b", {"data": 2, "context": 2, "precision": "fp32-adam"}),
+    ("megatron", "llama3-8b", {"data_parallel": 2, "context_parallel": 2, "precision": "fp32-adam"}),
     ("megatron", "mixtral-8x7b", {}),
     ("torchtitan", "llama3-8b", {"zero": 3}),
-    ("torchtitan", "llama3-8b", {"zero": 0, "data": 8, "tensor": 1, "sequence_parallel": "false", "layers": 8}),
-    ("torchtitan", "llama3-8b", {"zero": 3, "data": 2, "pipeline": 2, "interleave": 2, "recompute": "full"}),
+    ("torchtitan", "llama3-8b", {"zero": 0, "data_parallel": 8, "tensor_parallel": 1, "sequence_parallel": "false", "layers": 8}),
+    ("torchtitan", "llama3-8b", {"zero": 3, "data_parallel": 2, "pipeline_parallel": 2, "interleave": 2, "recompute": "full"}),
     ("torchtitan", "llama3-8b", {"zero": 3, "tp_comm_overlap": "true", "precision": "fp32-adam"}),
-    ("torchtitan", "llama3-8b", {"zero": 3, "data": 2, "context": 2}),
-    ("torchtitan", "mixtral-8x7b", {"zero": 3, "pipeline": 1, "data": 8}),
+    ("torchtitan", "llama3-8b", {"zero": 3, "data_parallel": 2, "context_parallel": 2}),
+    ("torchtitan", "mixtral-8x7b", {"zero": 3, "pipeline_parallel": 1, "data_parallel": 8}),
     ("deepspeed", "llama3-8b", {}),
     ("deepspeed", "gpt3-175b", {"overlap_grad_reduce": "false"}),
     ("deepspeed", "llama3-8b", {"zero": 3, "zero3_gather": "tensor", "recompute": "full"}),
     ("deepspeed", "llama3-8b", {"precision": "megatron-bf16"}),
     ("deepspeed", "llama3-8b", {"precision": "fp32-adam", "attention": "standard"}),
-    ("deepspeed", "mixtral-8x7b", {"pipeline": 1, "data": 8}),
+    ("deepspeed", "mixtral-8x7b", {"pipeline_parallel": 1, "data_parallel": 8}),
 ]
 
 
@@ -200,7 +200,7 @@ PRESET_OUTCOMES = {
     ("llama3-8b", "deepspeed"): None,
     ("mixtral-8x7b", "megatron"): None,
     ("mixtral-8x7b", "torchtitan"): "zero",
-    ("mixtral-8x7b", "deepspeed"): "pipeline",  # MoE with TP and PP: Megatron-DeepSpeed unpartitions the sends
+    ("mixtral-8x7b", "deepspeed"): "pipeline_parallel",  # MoE with TP and PP: Megatron-DeepSpeed unpartitions the sends
 }
 
 
@@ -318,7 +318,7 @@ def test_megatron_overlap_switches_follow_the_plan():
 
 def test_megatron_writes_no_overlap_when_there_is_no_data_parallel_group():
     """On one data-parallel rank nothing is reduced: no overlap flag, whatever the switches."""
-    args = megatron_args(preset="llama3-8b", data=1, tensor=8, global_batch=8)
+    args = megatron_args(preset="llama3-8b", data_parallel=1, tensor_parallel=8, global_batch=8)
     assert not {"--overlap-grad-reduce", "--overlap-param-gather"} & set(args)
 
 
@@ -371,7 +371,7 @@ def torchtitan_config(preset: str = "llama3-8b", **changes: object) -> dict:
 
 def test_torchtitan_text_is_toml_of_the_config():
     """The printed tables are TOML that reads back to the config."""
-    out = torchtitan_config(zero=3, pipeline=2, data=2)
+    out = torchtitan_config(zero=3, pipeline_parallel=2, data_parallel=2)
     assert tomllib.loads(out["text"]) == out["config"]
 
 
@@ -384,7 +384,7 @@ def test_torchtitan_zero3_is_fsdp_resharding_after_every_forward():
 
 def test_torchtitan_zero0_is_ddp_alone():
     """ZeRO 0 is DDP over the data-parallel ranks, with no sharding degree left to default."""
-    par = torchtitan_config(zero=0, data=8, tensor=1, sequence_parallel="false", layers=8)["config"]["parallelism"]
+    par = torchtitan_config(zero=0, data_parallel=8, tensor_parallel=1, sequence_parallel="false", layers=8)["config"]["parallelism"]
     assert (par["data_parallel_replicate_degree"], par["data_parallel_shard_degree"]) == (8, 1)
 
 
@@ -393,13 +393,13 @@ def test_torchtitan_batch_without_and_with_pipelining():
     per-replica batch, split into microbatches of micro_batch."""
     flat = torchtitan_config(zero=3)["config"]["training"]
     assert (flat["local_batch_size"], flat["global_batch_size"], flat["seq_len"]) == (1, 64, 8192)
-    out = torchtitan_config(zero=3, pipeline=2, data=2, micro_batch=2)["config"]
+    out = torchtitan_config(zero=3, pipeline_parallel=2, data_parallel=2, micro_batch=2)["config"]
     # 64 sequences over 2 replicas: 32 each, in 16 microbatches of 2
     assert out["training"]["local_batch_size"] == 32 and out["parallelism"]["pipeline_parallel_microbatch_size"] == 2
 
 
-@pytest.mark.parametrize("changes", [{"pipeline": 2, "data": 2}, {"pipeline": 2, "data": 2, "interleave": 2},
-                                     {"pipeline": 2, "data": 2, "stage_layers": "15,17"}])
+@pytest.mark.parametrize("changes", [{"pipeline_parallel": 2, "data_parallel": 2}, {"pipeline_parallel": 2, "data_parallel": 2, "interleave": 2},
+                                     {"pipeline_parallel": 2, "data_parallel": 2, "stage_layers": "15,17"}])
 def test_torchtitan_module_names_place_every_layer_where_the_plan_does(changes):
     """Each rank's model chunks hold the plan's layers; the embedding opens the first, norm and output
     close the last; the schedule is 1F1B, interleaved with chunks."""
@@ -422,7 +422,7 @@ def test_torchtitan_async_tp_turns_on_compile():
 
 def test_torchtitan_experts_split_by_tensor_parallelism_too():
     """Expert parallelism with the experts' TP equal to TP, as the plan splits them."""
-    par = torchtitan_config("mixtral-8x7b", zero=3, pipeline=1, data=8)["config"]["parallelism"]
+    par = torchtitan_config("mixtral-8x7b", zero=3, pipeline_parallel=1, data_parallel=8)["config"]["parallelism"]
     assert (par["expert_parallel_degree"], par["expert_tensor_parallel_degree"]) == (4, 2)
     assert par["data_parallel_shard_degree"] == 32
 
@@ -433,10 +433,10 @@ def test_torchtitan_experts_split_by_tensor_parallelism_too():
     ({"zero": 3, "precision": "fp16-adam"}, "precision"),
     ({"zero": 3, "attention": "standard"}, "attention"),
     ({"zero": 3, "sequence_parallel": "false"}, "sequence_parallel"),
-    ({"zero": 3, "tied_embeddings": "true", "pipeline": 2, "data": 2}, "tied_embeddings"),
-    ({"zero": 0, "data": 8, "tensor": 1, "sequence_parallel": "false", "overlap_grad_reduce": "false", "layers": 8},
+    ({"zero": 3, "tied_embeddings": "true", "pipeline_parallel": 2, "data_parallel": 2}, "tied_embeddings"),
+    ({"zero": 0, "data_parallel": 8, "tensor_parallel": 1, "sequence_parallel": "false", "overlap_grad_reduce": "false", "layers": 8},
      "overlap_grad_reduce"),
-    ({"zero": 3, "seq_len": 8190, "tensor": 2}, "seq_len"),
+    ({"zero": 3, "seq_len": 8190, "tensor_parallel": 2}, "seq_len"),
 ])
 def test_torchtitan_refusals(changes, param):
     """What torchtitan cannot run as planned is refused, naming the setting and the version."""
@@ -453,7 +453,7 @@ def test_deepspeed_batch_adds_up_as_deepspeed_checks_it():
     for preset, changes in (("llama3-8b", {}), ("gpt3-175b", {"overlap_grad_reduce": "false"})):
         raw = inputs(preset, **changes)
         config = export("deepspeed", raw)["config"]
-        dp = int(raw["gpus"]) // (int(raw["tensor"]) * int(raw["pipeline"]))
+        dp = int(raw["gpus"]) // (int(raw["tensor_parallel"]) * int(raw["pipeline_parallel"]))
         assert config["train_batch_size"] == int(raw["global_batch"])
         assert config["train_batch_size"] == config["train_micro_batch_size_per_gpu"] * \
             config["gradient_accumulation_steps"] * dp
@@ -486,7 +486,7 @@ def test_deepspeed_megatron_bf16_keeps_fp32_gradients():
 
 
 @pytest.mark.parametrize("preset,changes,param", [
-    ("llama3-8b", {"context": 2, "data": 2}, "context"),
+    ("llama3-8b", {"context_parallel": 2, "data_parallel": 2}, "context_parallel"),
     ("gpt3-175b", {"interleave": 2, "overlap_grad_reduce": "false"}, "interleave"),
     ("gpt3-175b", {"stage_layers": "11,12,12,12,12,12,12,13", "overlap_grad_reduce": "false"}, "stage_layers"),
     ("gpt3-175b", {"zero": 2}, "zero"),
@@ -507,8 +507,8 @@ def test_deepspeed_refusals(preset, changes, param):
 
 def test_deepspeed_pipeline_layers_not_a_multiple_are_refused_as_the_pipeline_degree():
     """30 layers on 4 stages: DeepSpeed balances them itself, so the pipeline degree is named."""
-    raw = inputs("llama3-8b", layers=30, pipeline=4, data=1, tensor=2, overlap_grad_reduce="false")
-    with pytest.raises(CalcError, match=r"^pipeline must be a divisor of layers \(30\)"):
+    raw = inputs("llama3-8b", layers=30, pipeline_parallel=4, data_parallel=1, tensor_parallel=2, overlap_grad_reduce="false")
+    with pytest.raises(CalcError, match=r"^pipeline_parallel must be a divisor of layers \(30\)"):
         export("deepspeed", raw)
 
 
@@ -518,7 +518,7 @@ def test_deepspeed_pipeline_layers_not_a_multiple_are_refused_as_the_pipeline_de
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_a_plan_that_does_not_fit_is_refused(framework):
     """An export is a plan to run: one that does not fit in memory is refused, saying by how much."""
-    raw = inputs("gpt3-175b", pipeline=1, data=128, recompute="none")
+    raw = inputs("gpt3-175b", pipeline_parallel=1, data_parallel=128, recompute="none")
     assert not evaluate("plan", raw)["memory_per_device"]["fits"]
     with pytest.raises(CalcError, match=r"^parallel must be a split whose most loaded GPU fits in its memory "
                                         r"\(80 GiB\): an export is a plan to run, got '\d+\.\d GiB per GPU on "

@@ -42,7 +42,7 @@ def test_dense_peaks_per_data_type():
 
 def test_fields_beside_a_profile_override_it():
     """memory, bandwidths, startups and the node size given beside a profile replace its figures."""
-    hw = hardware(16, profile_name="h100-sxm5-80gb", memory=40 * GIB, inter_node_bandwidth=25e9, startup=7e-6,
+    hw = hardware(16, profile_name="h100-sxm5-80gb", device_memory=40 * GIB, inter_node_bandwidth=25e9, startup=7e-6,
                   gpus_per_node=4)
     assert hw.memory_bytes == 40 * GIB and hw.inter_node_bandwidth == 25e9 and hw.gpus_per_node == 4
     assert hw.intra_node_startup == hw.inter_node_startup == 7e-6

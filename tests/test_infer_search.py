@@ -37,7 +37,7 @@ def test_latency_search_refuses_what_does_not_fit_with_a_reason(latency):
 
 
 def test_every_candidate_multiplies_to_the_gpus(latency):
-    """data × tensor × pipeline × context × expert = gpus for every plan."""
+    """data × tensor_parallel × pipeline_parallel × context_parallel × expert_parallel = gpus for every plan."""
     for p in latency.plans:
         par = p["parallel"]
         assert par["data"] * par["tensor"] * par["pipeline"] * par["context"] * par["expert"] == 8

@@ -6,7 +6,7 @@ import pytest
 
 from calc.errors import CalcError
 from calc.hardware import hardware
-from calc.inference import (SERVING_PRECISIONS, check_split, decode_roofline, gemm_hardware, infer, model_weights,
+from calc.inference import (SERVING_PRECISIONS, check_serving_split, decode_roofline, gemm_hardware, infer, model_weights,
                             serving, serving_precision, split)
 from calc.kvcache import kv_bytes_per_token
 from calc.model import model
@@ -85,7 +85,7 @@ def test_weights_that_cannot_fit_name_the_split():
     """When even the weights exceed the GPU, the error is on tensor and says to split or quantize."""
     with pytest.raises(CalcError) as info:
         run(m=LLAMA70, tensor=1, data=8)
-    assert info.value.param == "tensor" and "of weights per GPU" in str(info.value)
+    assert info.value.param == "tensor_parallel" and "of weights per GPU" in str(info.value)
 
 
 # ---------------------------------------------------------------------------- time
@@ -210,9 +210,9 @@ def test_fp8_is_faster_than_bf16_where_it_matters():
 
 
 @pytest.mark.parametrize("degrees,param,message", [
-    ({"tensor": 3, "data": 1}, "gpus", "gpus must be a multiple of tensor × pipeline × context × expert = 3, got 8"),
-    ({"tensor": 2, "data": 2}, "data", "data must be gpus / (tensor × pipeline × context × expert) = 4, got 2"),
-    ({"expert": 2, "data": 4}, "expert", "expert must be a divisor of experts (1), got 2"),
+    ({"tensor": 3, "data": 1}, "gpus", "gpus must be a multiple of tensor_parallel × pipeline_parallel × context_parallel × expert_parallel = 3, got 8"),
+    ({"tensor": 2, "data": 2}, "data_parallel", "data_parallel must be gpus / (tensor_parallel × pipeline_parallel × context_parallel × expert_parallel) = 4, got 2"),
+    ({"expert": 2, "data": 4}, "expert_parallel", "expert_parallel must be a divisor of experts (1), got 2"),
 ])
 def test_split_rules(degrees, param, message):
     """The split must multiply to the GPUs and divide the model; the message names the rule and the value."""
@@ -224,26 +224,26 @@ def test_split_rules(degrees, param, message):
 def test_tensor_must_divide_the_heads():
     """t = 16 on a 24-head model is refused on tensor."""
     m = model(24, 3072, 24, 32000, 4096)
-    with pytest.raises(CalcError, match=r"^tensor must be a divisor of heads \(24\)"):
+    with pytest.raises(CalcError, match=r"^tensor_parallel must be a divisor of heads \(24\)"):
         infer(m, SV, hardware(16, profile_name="h100-sxm5-80gb"), split(tensor=16))
 
 
 def test_pipeline_must_not_exceed_the_layers():
     """More stages than layers is refused on pipeline."""
     m = model(4, 1024, 8, 32000, 2048)
-    with pytest.raises(CalcError, match=r"^pipeline must be <= layers \(4\), got 8$"):
+    with pytest.raises(CalcError, match=r"^pipeline_parallel must be <= layers \(4\), got 8$"):
         infer(m, SV, H100, split(pipeline=8))
 
 
 def test_batch_must_be_a_multiple_of_expert():
     """The expert ranks split the batch, so it must divide."""
-    with pytest.raises(CalcError, match=r"^batch must be a multiple of expert \(4\)"):
+    with pytest.raises(CalcError, match=r"^batch must be a multiple of expert_parallel \(4\)"):
         infer(MIXTRAL, serving(30, 512, 64), H100, split(tensor=2, expert=4))
 
 
 def test_context_parallelism_needs_an_evenly_split_prompt():
     """2c must divide the prompt for the load-balanced causal split."""
-    with pytest.raises(CalcError, match="^context must be such that 2 × context divides prompt_tokens"):
+    with pytest.raises(CalcError, match="^context_parallel must be such that 2 × context_parallel divides prompt_tokens"):
         infer(LLAMA70, serving(8, 1001, 64), H100, split(tensor=4, context=2))
 
 
@@ -275,7 +275,7 @@ def test_one_efficiency_model_is_refused():
 
 def test_check_split_accepts_kv_replication():
     """t = 16 > 8 KV heads is a valid split: each KV head is replicated twice."""
-    check_split(LLAMA70, serving(8, 512, 64), hardware(16, profile_name="h100-sxm5-80gb"), split(tensor=16))
+    check_serving_split(LLAMA70, serving(8, 512, 64), hardware(16, profile_name="h100-sxm5-80gb"), split(tensor=16))
     r = infer(LLAMA70, serving(8, 512, 64), hardware(16, profile_name="h100-sxm5-80gb"), split(tensor=16))
     assert r.kv_replicated and r.kv_heads_per_device == 1
 

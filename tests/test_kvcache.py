@@ -63,5 +63,5 @@ def test_bad_arguments_name_the_parameter(kwargs, message):
 
 def test_heads_per_rank_refuses_a_zero_split():
     """tensor = 0 is an error, not a division by zero."""
-    with pytest.raises(CalcError, match="^tensor must be"):
+    with pytest.raises(CalcError, match="^tensor_parallel must be"):
         kv_heads_per_rank(LLAMA3_8B, 0)

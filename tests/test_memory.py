@@ -131,7 +131,7 @@ def test_full_recompute_adds_one_layer_working_set():
         (dict(pipeline_parallel=5, interleave=2), "layers must be a multiple of pipeline_parallel × interleave = 10, "
                                                   "got 96"),
         (dict(pipeline_parallel=8, interleave=2, microbatches=12),
-         "microbatches must be a multiple of pipeline_parallel (8) when interleaving, got 12"),
+         "microbatches must be a multiple of pipeline_parallel (8) when interleave > 1, got 12"),
         (dict(recompute="some"), "recompute must be one of none, selective, full, got 'some'"),
         (dict(pipeline_parallel=97), "pipeline_parallel must be <= layers (96), got 97"),
     ],
@@ -141,3 +141,13 @@ def test_activation_errors(kwargs, message):
     with pytest.raises(CalcError) as e:
         activations(2048, 1, 12288, 96, 96, **kwargs)
     assert str(e.value) == message
+
+
+def test_kv_heads_replicated_past_their_count_hold_one_head_per_rank():
+    """With t above kv_heads each rank keeps one whole KV head (Megatron-LM), as many bytes as kv_heads = t."""
+    common = dict(seq_len=8192, micro_batch=1, hidden=4096, heads=32, tensor_parallel=16, recompute="selective",
+                  attention="flash")
+    replicated = layer_activation_bytes(**common, kv_heads=8)
+    assert replicated == layer_activation_bytes(**common, kv_heads=16)
+    split = {**common, "tensor_parallel": 4}  # below kv_heads the heads are split and fewer of them are smaller
+    assert layer_activation_bytes(**split, kv_heads=8) < layer_activation_bytes(**split, kv_heads=16)

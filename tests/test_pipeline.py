@@ -55,15 +55,15 @@ def test_uneven_split_puts_extra_layers_last():
 @pytest.mark.parametrize(
     "call,message",
     [
-        (lambda: bubble(8, 12, 2), "microbatches must be a multiple of the pipeline stages (8) when interleaving, got 12"),
-        (lambda: bubble(1, 12, 2), "interleave must be 1 when there is one pipeline stage, got 2"),
-        (lambda: bubble(0, 12), "stages must be a whole number >= 1, got 0"),
+        (lambda: bubble(8, 12, 2), "microbatches must be a multiple of pipeline_parallel (8) when interleave > 1, got 12"),
+        (lambda: bubble(1, 12, 2), "interleave must be 1 when pipeline_parallel is 1, got 2"),
+        (lambda: bubble(0, 12), "pipeline_parallel must be a whole number >= 1, got 0"),
         (lambda: bubble(8, 0), "microbatches must be a whole number >= 1, got 0"),
         (lambda: schedule("zb", 2, 2), "schedule must be one of gpipe, 1f1b, interleaved, got 'zb'"),
         (lambda: schedule("1f1b", 2, 2, 2), "interleave must be 1 for the 1f1b schedule, got 2"),
-        (lambda: schedule("1f1b", 100, 101), "stages × microbatches × interleave must be <= 10000 to draw a schedule, "
+        (lambda: schedule("1f1b", 100, 101), "pipeline_parallel × microbatches × interleave must be <= 10000 to draw a schedule, "
                                              "got 10100"),
-        (lambda: stage_layers(3, 4), "pipeline must be <= layers (3), got 4"),
+        (lambda: stage_layers(3, 4), "pipeline_parallel must be <= layers (3), got 4"),
     ],
 )
 def test_errors(call, message):

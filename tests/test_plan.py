@@ -149,7 +149,7 @@ def test_cp_passes_keys_and_values_around_the_ring():
 def test_context_parallelism_needs_a_flash_kernel():
     """Ring attention is built on a fused attention kernel; with the standard kernels CP is refused."""
     std = model(32, 4096, 32, 128256, 8192, kv_heads=8, attention="standard")
-    with pytest.raises(CalcError, match=r"^context must be 1 with standard attention"):
+    with pytest.raises(CalcError, match=r"^context_parallel must be 1 with standard attention"):
         plan(std, 1, 512, HW, parallel(16, 1, 1, 4))
 
 
@@ -272,7 +272,7 @@ def test_kv_heads_are_replicated_when_tp_exceeds_them():
 
 def test_does_not_fit_names_the_binding_term():
     """A plan above capacity is returned with fits False and the largest term named."""
-    hw = hardware(64, profile_name="h100-sxm5-80gb", memory=16e9)
+    hw = hardware(64, profile_name="h100-sxm5-80gb", device_memory=16e9)
     mem = plan(LLAMA, 4, 512, hw, parallel(64)).memory_per_device
     assert not mem.fits and mem.binding_term == "activations" and mem.headroom_bytes < 0
     assert mem.total_gib == mem.total_bytes / 2**30 and mem.total_gb == mem.total_bytes / 1e9
@@ -306,19 +306,19 @@ def test_megatron_2021_gpt3_layer_is_slower_per_flop_than_a_larger_one():
 @pytest.mark.parametrize(
     "par,micro,batch,message",
     [
-        (parallel(7, 8), 1, 512, "data must be gpus / (tensor × pipeline × context × expert) = 8, got 7"),
-        (parallel(1, 8, 3), 1, 512, "gpus must be a multiple of tensor × pipeline × context × expert = 24, got 64"),
+        (parallel(7, 8), 1, 512, "data_parallel must be gpus / (tensor_parallel × pipeline_parallel × context_parallel × expert_parallel) = 8, got 7"),
+        (parallel(1, 8, 3), 1, 512, "gpus must be a multiple of tensor_parallel × pipeline_parallel × context_parallel × expert_parallel = 24, got 64"),
         (parallel(16, 4, 1, 1), 1, 512, None),
-        (parallel(2, 3, 1), 1, 512, "gpus must be a multiple of tensor × pipeline × context × expert = 3, got 64"),
-        (parallel(1, 1, 64), 1, 512, "pipeline must be <= layers (32), got 64"),
-        (parallel(32, 1, 1, 1, 2), 1, 512, "expert must be a divisor of experts (1), got 2"),
-        (parallel(64), 3, 512, "global_batch must be a multiple of micro_batch × data × expert = 192, got 512"),
-        (parallel(64, interleave=2), 1, 512, "interleave must be 1 when pipeline is 1, got 2"),
+        (parallel(2, 3, 1), 1, 512, "gpus must be a multiple of tensor_parallel × pipeline_parallel × context_parallel × expert_parallel = 3, got 64"),
+        (parallel(1, 1, 64), 1, 512, "pipeline_parallel must be <= layers (32), got 64"),
+        (parallel(32, 1, 1, 1, 2), 1, 512, "expert_parallel must be a divisor of experts (1), got 2"),
+        (parallel(64), 3, 512, "global_batch must be a multiple of micro_batch × data_parallel × expert_parallel = 192, got 512"),
+        (parallel(64, interleave=2), 1, 512, "interleave must be 1 when pipeline_parallel is 1, got 2"),
         (parallel(8, 1, 8, interleave=6), 1, 512, "interleave must be at most 4: every model chunk needs a layer (the "
                                                   "first and the last stage may give one chunk to the embedding or "
                                                   "the output layer), got 6"),
-        (parallel(32, 1, 2, interleave=2), 1, 96, "interleave must be 1, or the microbatches per step (3) must be a "
-                                                  "multiple of pipeline (2), got 2"),
+        (parallel(32, 1, 2, interleave=2), 1, 96, "interleave must be 1, or the microbatches per step (3) a "
+                                                  "multiple of pipeline_parallel (2), got 2"),
         (parallel(32, 1, 2, stage_layers=[16, 15]), 1, 512, "stage_layers must be layer counts that add up to layers "
                                                            "(32), got [16, 15]"),
         (parallel(32, 1, 2, stage_layers=[32]), 1, 512, "stage_layers must be 2 layer counts, one per pipeline stage, "
@@ -340,8 +340,8 @@ def test_tensor_must_divide_heads_and_fit_kv_heads():
     m = model(2, 768, 12, 100, 16, kv_heads=4)
     hw = hardware(8, profile_name="h100-sxm5-80gb")
     assert check_combination(m, 1, 8, hw, parallel(4, 2)) == 2
-    with pytest.raises(CalcError, match=r"^tensor must be a divisor of heads \(12\) that kv_heads \(4\) divides or "
-                                        r"that divides kv_heads, got 6$"):
+    with pytest.raises(CalcError, match=r"^tensor_parallel must be a divisor of heads \(12\) that divides kv_heads \(4\) or "
+                                        r"is a multiple of it, got 6$"):
         check_combination(m, 1, 8, hardware(6, profile_name="h100-sxm5-80gb"), parallel(1, 6))
 
 
@@ -356,14 +356,14 @@ def test_valid_edges_of_the_rules():
 def test_ffn_must_split_over_tp():
     """TP must divide the MLP width."""
     m = model(2, 64, 8, 100, 16, ffn_hidden=100)
-    with pytest.raises(CalcError, match=r"^tensor must be a divisor of ffn_hidden \(100\), got 8$"):
+    with pytest.raises(CalcError, match=r"^tensor_parallel must be a divisor of ffn_hidden \(100\), got 8$"):
         plan(m, 1, 8, hardware(8, profile_name="h100-sxm5-80gb"), parallel(1, 8))
 
 
 def test_context_needs_two_chunks_per_rank():
     """Load-balanced causal CP splits the sequence into 2 × context chunks."""
     m = model(2, 64, 8, 100, 12)
-    with pytest.raises(CalcError, match=r"^context must be such that 2 × context divides seq_len \(12\) "
+    with pytest.raises(CalcError, match=r"^context_parallel must be such that 2 × context_parallel divides seq_len \(12\) "
                                         r"\(load-balanced causal split\), got 4$"):
         plan(m, 1, 8, hardware(8, profile_name="h100-sxm5-80gb"), parallel(2, 1, 1, 4))
 
@@ -371,8 +371,8 @@ def test_context_needs_two_chunks_per_rank():
 def test_sequence_parallel_needs_divisible_sequence():
     """SP splits s/c tokens over TP ranks."""
     m = model(2, 64, 8, 100, 12)
-    with pytest.raises(CalcError, match=r"^sequence_parallel must be false, or seq_len / context \(12\) must be a "
-                                        r"multiple of tensor \(8\), got True$"):
+    with pytest.raises(CalcError, match=r"^sequence_parallel must be false, or seq_len / context_parallel \(12\) must be a "
+                                        r"multiple of tensor_parallel \(8\), got True$"):
         plan(m, 1, 8, hardware(8, profile_name="h100-sxm5-80gb"), parallel(1, 8, sequence_parallel=True))
 
 
@@ -389,7 +389,7 @@ def test_flash3_needs_hopper_or_blackwell():
         (lambda: parallel(zero=4), "zero must be a whole number <= 3, got 4"),
         (lambda: parallel(recompute="all"), "recompute must be one of none, selective, full, got 'all'"),
         (lambda: parallel(sequence_parallel="yes"), "sequence_parallel must be true or false, got 'yes'"),
-        (lambda: parallel(tensor=True), "tensor must be a whole number >= 1, got True"),
+        (lambda: parallel(tensor=True), "tensor_parallel must be a whole number >= 1, got True"),
         (lambda: parallel(stage_layers=[4, 0]), "stage_layers must be a whole number >= 1, got 0"),
         (lambda: parallel(zero3_gather="bucket"), "zero3_gather must be one of layer, tensor, got 'bucket'"),
         (lambda: parallel(overlap_grad_reduce="no"), "overlap_grad_reduce must be true or false, got 'no'"),

@@ -123,7 +123,7 @@ def _gpt(layers: int, heads: int, tp: int, batch: int, prompt: int, output: int)
             "max_context": "2048", "biases": "true", "learned_positions": "true", "tied_embeddings": "true",
             "batch": str(batch), "prompt_tokens": str(prompt), "output_tokens": str(output),
             "weight_precision": "fp16", "kv_precision": "fp16", "cuda_graphs": "false",
-            "profile": "a100-sxm4-80gb", "gpus": str(tp), "tensor": str(tp)}
+            "profile": "a100-sxm4-80gb", "gpus": str(tp), "tensor_parallel": str(tp)}
 
 
 #: NVIDIA FasterTransformer, docs/gpt_guide.md, "Performance" (8×A100-80GB DGX, NVSwitch; fp16): model (layers,

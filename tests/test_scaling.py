@@ -59,9 +59,9 @@ def test_scaling_falls_short_of_linear_at_scale():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"gpus": 0}, "gpus must be a whole number >= 1, got 0"),
-        ({"gpus": 500_000_001}, "gpus must be a whole number <= 500000000, got 500000001"),
-        ({"gpus": True}, "gpus must be a whole number >= 1, got True"),
+        ({"data_parallel": 0}, "data_parallel must be a whole number >= 1, got 0"),
+        ({"data_parallel": 500_000_001}, "data_parallel must be a whole number <= 500000000, got 500000001"),
+        ({"data_parallel": True}, "data_parallel must be a whole number >= 1, got True"),
         ({"compute": 0.0}, "compute must be a number > 0 s, got 0.0"),
         ({"compute": math.inf}, "compute must be a number > 0 s, got inf"),
         ({"serial": -1e-9}, "serial must be a number >= 0 s, got -1e-09"),
@@ -75,7 +75,7 @@ def test_scaling_falls_short_of_linear_at_scale():
 )
 def test_scaling_rejects_bad_input_with_exact_messages(kwargs, message):
     """Each rule names the parameter, the rule and the value."""
-    args = {"gpus": 8, **BASE, **kwargs}
+    args = {"data_parallel": 8, **BASE, **kwargs}
     with pytest.raises(CalcError) as e:
         data_parallel_scaling(**args)
     assert str(e.value) == message
@@ -85,7 +85,7 @@ def test_scaling_rejects_bad_input_with_exact_messages(kwargs, message):
 def test_gpu_limit_both_sides(gpus, ok):
     """The GPU count may be at most half of MAX_COUNT, so the doubled ring stays valid."""
     if ok:
-        assert data_parallel_scaling(gpus, **BASE).gpus == gpus
+        assert data_parallel_scaling(gpus, **BASE).data_parallel == gpus
     else:
         with pytest.raises(CalcError):
             data_parallel_scaling(gpus, **BASE)
@@ -130,20 +130,20 @@ def test_zero_stage3_column_of_table_1(devices, per_device_gb):
 
 
 @pytest.mark.parametrize(
-    ("memory", "fits", "min_devices"),
-    [(120e9, "fits", 1), (120e9 - 1, "does not fit", 2), (60e9, "does not fit", 2), (59.99e9, "does not fit", 3)],
+    ("memory", "fits", "min_data_parallel"),
+    [(120e9, True, 1), (120e9 - 1, False, 2), (60e9, False, 2), (59.99e9, False, 3)],
 )
-def test_fits_and_min_devices_both_sides_of_the_boundary(memory, fits, min_devices):
+def test_fits_and_min_data_parallel_both_sides_of_the_boundary(memory, fits, min_data_parallel):
     """Exactly enough memory fits; one byte less does not."""
     c = model_state_capacity(7.5e9, 16, memory)
-    assert (c.fits, c.min_devices) == (fits, min_devices)
+    assert (c.fits, c.min_data_parallel) == (fits, min_data_parallel)
 
 
-def test_min_devices_is_not_pushed_up_by_rounding():
+def test_min_data_parallel_is_not_pushed_up_by_rounding():
     """175e9 × 16 / 80e9 is 35 devices, not 36."""
     c = model_state_capacity(175e9, 16, 80e9)
     assert c.state_bytes == 2.8e12
-    assert c.min_devices == 35
+    assert c.min_data_parallel == 35
     assert c.state_to_memory == pytest.approx(35.0)
 
 
@@ -151,16 +151,16 @@ def test_min_devices_is_not_pushed_up_by_rounding():
     ("kwargs", "message"),
     [
         ({"params": -1.0}, "params must be a number > 0 parameters, got -1.0"),
-        ({"params": MAX_PARAMS * 2}, "params must be a number <= 1e+15 parameters, got 2000000000000000.0"),
+        ({"params": 2 * float(MAX_PARAMS)}, "params must be a number <= 1e+15 parameters, got 2000000000000000.0"),
         ({"bytes_per_param": 0}, "bytes_per_param must be a number > 0 bytes, got 0"),
         ({"device_memory": 0}, "device_memory must be a number > 0 bytes, got 0"),
-        ({"devices": 0}, "devices must be a whole number >= 1, got 0"),
-        ({"devices": 2.5}, "devices must be a whole number >= 1, got 2.5"),
+        ({"data_parallel": 0}, "data_parallel must be a whole number >= 1, got 0"),
+        ({"data_parallel": 2.5}, "data_parallel must be a whole number >= 1, got 2.5"),
     ],
 )
 def test_capacity_rejects_bad_input_with_exact_messages(kwargs, message):
     """Each rule names the parameter, the rule and the value."""
-    args = {"params": 7.5e9, "bytes_per_param": 16, "device_memory": 80e9, "devices": 1, **kwargs}
+    args = {"params": 7.5e9, "bytes_per_param": 16, "device_memory": 80e9, "data_parallel": 1, **kwargs}
     with pytest.raises(CalcError) as e:
         model_state_capacity(**args)
     assert str(e.value) == message
@@ -174,12 +174,12 @@ def test_largest_inputs_stay_within_the_byte_limits():
 
 @given(params=st.floats(1e6, 1e13), k=st.floats(0.5, 32), n=st.integers(1, 10_000))
 def test_sharding_divides_the_state(params, k, n):
-    """Per-device bytes times N is the whole state; min_devices devices suffice, one fewer does not."""
+    """Per-device bytes times N is the whole state; min_data_parallel devices suffice, one fewer does not."""
     c = model_state_capacity(params, k, 80e9, n)
     assert c.per_device_bytes * n == pytest.approx(c.state_bytes, rel=1e-12)
-    assert c.state_bytes / c.min_devices <= 80e9 * (1 + 1e-9)
-    if c.min_devices > 1:
-        assert c.state_bytes / (c.min_devices - 1) > 80e9 * (1 - 1e-9)
+    assert c.state_bytes / c.min_data_parallel <= 80e9 * (1 + 1e-9)
+    if c.min_data_parallel > 1:
+        assert c.state_bytes / (c.min_data_parallel - 1) > 80e9 * (1 - 1e-9)
 
 
 # ----------------------------------------------------------------- through the command registry
@@ -187,10 +187,10 @@ def test_sharding_divides_the_state(params, k, n):
 
 def test_scaling_command_json_keys_and_values():
     """`python -m calc scaling --json` keys are the result fields, in JSON-able form."""
-    out = evaluate("scaling", {"gpus": "8", "compute": "1s", "params": "2e9", "bytes_per_gradient": "4",
+    out = evaluate("scaling", {"data_parallel": "8", "compute": "1s", "params": "2e9", "bytes_per_gradient": "4",
                                "bandwidth": "300GB/s", "startup": "0"})
     assert set(out) == {
-        "gpus", "gradient_bytes", "compute_s", "serial_s", "allreduce_s", "step_s", "single_gpu_step_s",
+        "data_parallel", "gradient_bytes", "compute_s", "serial_s", "allreduce_s", "step_s", "single_gpu_step_s",
         "speedup", "efficiency", "doubling_speedup", "communication_share",
     }
     assert out["gradient_bytes"] == 8e9
@@ -200,7 +200,7 @@ def test_scaling_command_json_keys_and_values():
 def test_capacity_command_defaults():
     """The capacity command's defaults are the 7.5B example on a card of 80 GiB (2^30 B units): it does not fit."""
     out = evaluate("capacity", {})
-    assert (out["state_bytes"], out["fits"], out["min_devices"]) == (120e9, "does not fit", 2)
+    assert (out["state_bytes"], out["fits"], out["min_data_parallel"]) == (120e9, False, 2)
     assert out["device_memory_bytes"] == 80 * 2**30
 
 

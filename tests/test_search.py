@@ -93,7 +93,7 @@ def test_why_each_ranks():
 
 def test_tiny_memory_refuses_everything():
     """With 1 GB per GPU nothing fits: no plans, only refusals."""
-    r = search(LLAMA, 512, hardware(64, profile_name="h100-sxm5-80gb", memory=3e9))
+    r = search(LLAMA, 512, hardware(64, profile_name="h100-sxm5-80gb", device_memory=3e9))
     assert r.plans == () and r.feasible == 0 and r.refused_by_reason.get("memory", 0) > 0
 
 

@@ -9,7 +9,8 @@ import pytest
 
 from calc.check import MAX_COUNT
 from calc.collectives import ring_allreduce
-from calc.series import MAX_VIEW_RANKS, allreduce_chart, page_request, ring_view
+from calc.page import page_request
+from calc.series import MAX_VIEW_RANKS, allreduce_chart, ring_view
 
 
 def test_chart_contains_the_input_point_on_both_curves():

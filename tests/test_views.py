@@ -2,9 +2,9 @@
 
 import json
 
-from calc.api import COMMANDS, evaluate
+from calc.api import COMMANDS, evaluate, run
 from calc.presets import INFERENCE_DEFAULT, INFERENCE_PRESETS
-from calc.series import page_request
+from calc.page import page_request
 from calc.views import page_view, serving_sweep
 from hooks.markers import MARKER_RE, parse
 from hooks.views import render_marker
@@ -13,8 +13,8 @@ from hooks.views import render_marker
 def test_sweep_doubles_from_the_expert_degree_to_the_largest_batch_that_fits():
     """Batches e, 2e, 4e, ... below the most that fit, that most, and the current batch; each is infer's answer."""
     inputs = dict(INFERENCE_PRESETS["mixtral-8x7b-serve"].inputs)
-    result = evaluate("infer", inputs)
-    points = serving_sweep(inputs, result)
+    values, result = run("infer", inputs)
+    points = serving_sweep(values, result)
     batches = [p["batch"] for p in points]
     most = result["max_concurrent_sequences"]
     assert batches[0] == 4 and batches[-1] == most and int(inputs["batch"]) in batches
@@ -28,8 +28,8 @@ def test_sweep_doubles_from_the_expert_degree_to_the_largest_batch_that_fits():
 def test_infer_view_has_the_chart_the_memory_bars_and_the_tables():
     """Two drawings (the chart with a point per sweep batch, the memory bars) and six tables."""
     inputs = dict(COMMANDS["infer"].example)
-    result = evaluate("infer", inputs)
-    view = page_view("infer", inputs, result)
+    values, result = run("infer", inputs)
+    view = page_view("infer", inputs, values, result)
     chart, bars = view["figures"]
     points = [i for i in chart["items"] if i["t"] == "g" and i["cls"].startswith("sv-pt")]
     assert len(points) == len(view["tables"]["sweep"]["rows"])
@@ -44,8 +44,7 @@ def test_the_worker_answers_with_the_same_view():
     """page_request gives the page the view the build draws, from the same inputs."""
     inputs = dict(COMMANDS["infer"].example)
     answer = json.loads(page_request(json.dumps({"op": "evaluate", "command": "infer", "inputs": inputs})))
-    assert answer["ok"] and answer["view"] == json.loads(json.dumps(page_view("infer", inputs,
-                                                                              evaluate("infer", inputs))))
+    assert answer["ok"] and answer["view"] == json.loads(json.dumps(page_view("infer", inputs, *run("infer", inputs))))
 
 
 def test_tool_marker_offers_the_serving_presets_and_groups_the_serving_fields():

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 
 from .. import collectives as _coll
+from .. import hardware as _hardware
 from .. import traffic as _traffic
 from ..command import Command, Param, Result
 
@@ -14,20 +15,7 @@ from ..command import Command, Param, Result
 
 
 def _compute_allreduce(v: dict) -> dict:
-    r = _coll.ring_allreduce(v["ranks"], v["payload"], v["bandwidth"], v["startup"])
-    return {
-        "time_s": r.time_s,
-        "latency_s": r.latency_s,
-        "bandwidth_s": r.bandwidth_s,
-        "steps": r.steps,
-        "bytes_sent_per_rank": r.bytes_sent_per_rank,
-        "algbw_bytes_per_s": r.algbw_bytes_per_s,
-        "busbw_bytes_per_s": r.busbw_bytes_per_s,
-        "crossover_payload_bytes": r.crossover_payload_bytes,
-        "regime": r.regime,
-        "ranks": r.ranks,
-        "payload_bytes": r.payload_bytes,
-    }
+    return asdict(_coll.ring_allreduce(v["ranks"], v["payload"], v["bandwidth"], v["startup"]))
 
 
 ALLREDUCE = Command(
@@ -149,7 +137,7 @@ TWO_LEVEL = Command(
     title="Two-level all-reduce (inside nodes, then across)",
     params=(
         Param("ranks", "count", "Ranks p", default="64"),
-        Param("gpus_per_node", "count", "GPUs per node g", default="8", maximum=1024),
+        Param("gpus_per_node", "count", "GPUs per node g", default="8", maximum=_hardware.MAX_GPUS_PER_NODE),
         Param("payload", "size", "Payload n per rank", default="1GB"),
         Param("intra_node_bandwidth", "bandwidth", "Bandwidth inside a node", default="450GB/s"),
         Param("inter_node_bandwidth", "bandwidth", "Bandwidth across nodes (per GPU)", default="50GB/s"),

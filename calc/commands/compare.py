@@ -19,31 +19,32 @@ from ..spec import flatten, qualified
 from .plan import _LLAMA3_8B, PLAN, _spec_hardware, _spec_model, _spec_parallel
 
 #: Flat field → SPEC section, for every field of a plan's SPEC.
-_SECTIONS = {p.name: p.section for p in PLAN.params}
+_SECTIONS = PLAN.spec_fields
 #: What makes two plans plans of one model: the architecture, not the attention kernel that runs it.
 _SAME_MODEL = tuple(f.name for f in fields(Model) if f.name != "attention")
 
 
 def _side(name: str, spec: dict) -> tuple[dict, Model, _plan.Plan]:
-    """One SPEC's parsed values, model and plan; an error names the plan (``A: model.kv_heads``)."""
+    """One SPEC's parsed values, model and plan; an error names the side and the field (``a.model.kv_heads``)."""
     try:
         v = PLAN.parse(flatten(spec, _SECTIONS))
         m = _spec_model(v)
         p = _plan.plan(m, v["micro_batch"], v["global_batch"], _spec_hardware(v), _spec_parallel(v), v["precision"],
                        v["tokens"])
     except CalcError as e:
-        raise CalcError(f"{name}: {qualified(e.param, _SECTIONS)}", e.rule, e.value) from None
+        field = qualified(e.param, _SECTIONS)
+        raise CalcError(f"{name}.{field}" if field else name, e.rule, e.value) from None
     return v, m, p
 
 
 def _compute_compare(v: dict) -> dict:
-    va, ma, a = _side("A", v["a"])
-    vb, mb, b = _side("B", v["b"])
+    va, ma, a = _side("a", v["a"])
+    vb, mb, b = _side("b", v["b"])
     for f in _SAME_MODEL:
         if getattr(ma, f) != getattr(mb, f):
             raise CalcError(f"model.{f}", "the same in A and B (compare takes two plans of one model)",
                             (getattr(ma, f), getattr(mb, f)))
-    names = {k: f"{section}.{k}" for k, section in _SECTIONS.items() if k not in _SAME_MODEL}
+    names = {k: qualified(k, _SECTIONS) for k in _SECTIONS if k not in _SAME_MODEL}
     return _compare.compare(a, b, _compare.differing(va, vb, names)).as_dict()
 
 

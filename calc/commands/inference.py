@@ -12,7 +12,8 @@ from .. import inference as _inference
 from .. import model as _model
 from ..command import Command, Param, Result
 from ..kvcache import KV_PRECISIONS
-from .plan import _PARALLEL_DEGREES, _SPEC_HARDWARE, _SPEC_MODEL, _spec_hardware
+from ..spec import AXES
+from .plan import _PARALLEL_DEGREES, _SPEC_HARDWARE, _SPEC_MODEL, LLAMA3_8B_MODEL, _spec_hardware
 
 _MODEL = tuple(p for p in _SPEC_MODEL if p.name != "seq_len") + (
     Param("max_context", "count", "Context window (tokens; prompt + output must fit)", help="Blank: no limit.",
@@ -40,7 +41,7 @@ _HARDWARE = tuple(
             help="Blank: the profile's dense peak (fp8 and int8 GEMMs run at its fp8 or int8 peak).")
     if p.name == "flops_per_gpu" else p
     for p in _SPEC_HARDWARE if p.name != "compute_efficiency")
-_PARALLEL = tuple(p for p in _PARALLEL_DEGREES if p.name in _search.AXES)
+_PARALLEL = _PARALLEL_DEGREES
 
 
 def _spec_serving(v: dict) -> tuple[_model.Model, _inference.Serving, _hardware.Hardware, float | None]:
@@ -62,7 +63,7 @@ def _spec_serving(v: dict) -> tuple[_model.Model, _inference.Serving, _hardware.
 
 
 def _split(v: dict) -> _inference.Split:
-    return _inference.split(*(v[a] for a in _search.AXES))
+    return _inference.split(*(v[f"{a}_parallel"] for a in AXES))
 
 
 def _compute_infer(v: dict) -> dict:
@@ -71,9 +72,8 @@ def _compute_infer(v: dict) -> dict:
 
 
 _LLAMA3_8B = {
-    "layers": "32", "hidden": "4096", "heads": "32", "kv_heads": "8", "ffn_hidden": "14336", "gated_mlp": "true",
-    "vocab": "128256", "max_context": "8192", "batch": "16", "prompt_tokens": "1024", "output_tokens": "256",
-    "profile": "h100-sxm5-80gb", "gpus": "8", "data": "4", "tensor": "2",
+    **LLAMA3_8B_MODEL, "max_context": "8192", "batch": "16", "prompt_tokens": "1024", "output_tokens": "256",
+    "profile": "h100-sxm5-80gb", "gpus": "8", "data_parallel": "4", "tensor_parallel": "2",
 }
 
 INFER = Command(
@@ -125,7 +125,7 @@ INFER = Command(
 
 def _compute_infer_search(v: dict) -> dict:
     m, sv, hw, gemm_flops = _spec_serving(v)
-    fixed = {a: v[a] for a in _search.AXES if v[a] is not None}
+    fixed = {a: v[f"{a}_parallel"] for a in AXES if v[f"{a}_parallel"] is not None}
     return _search.infer_search(m, sv, hw, v["top"], v["max_latency"], fixed, gemm_flops).as_dict()
 
 
@@ -147,5 +147,5 @@ INFER_SEARCH = Command(
         Result("fixed", "Fixed by the SPEC", "json"),
     ),
     compute=_compute_infer_search,
-    example={k: x for k, x in _LLAMA3_8B.items() if k not in _search.AXES} | {"max_latency": "20ms"},
+    example={k: x for k, x in _LLAMA3_8B.items() if not k.endswith("_parallel")} | {"max_latency": "20ms"},
 )

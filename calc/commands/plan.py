@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 
+from .. import compute as _compute
 from .. import hardware as _hardware
 from .. import memory as _memory
 from .. import model as _model
@@ -14,6 +15,9 @@ from .. import search as _search
 from ..check import MAX_COUNT
 from ..command import Command, Param, Result
 from ..errors import CalcError
+from ..pipeline import MAX_INTERLEAVE
+from ..presets import PRESETS
+from ..spec import AXES, spec_key
 from .training import _MAX_DEGREE
 
 # ---------------------------------------------------------------------------- plan and search
@@ -51,8 +55,8 @@ _SPEC_HARDWARE = (
           choices=tuple(_hardware.PROFILES), section="hardware"),
     Param("gpus", "count", "GPUs", required=True, maximum=float(_hardware.MAX_GPUS), section="hardware"),
     Param("gpus_per_node", "count", "GPUs per node (NVLink domain)", help="Blank: the profile's (8; 72 for NVL72).",
-          maximum=1024, section="hardware"),
-    Param("memory", "size", "Memory per GPU (e.g. 80GiB)", help="Blank: the profile's.", section="hardware"),
+          maximum=_hardware.MAX_GPUS_PER_NODE, section="hardware"),
+    Param("device_memory", "size", "Memory per GPU (e.g. 80GiB)", help="Blank: the profile's.", section="hardware"),
     Param("reserve", "size", "Memory kept back per GPU (CUDA context, NCCL, fragmentation)", default="2GiB",
           section="hardware"),
     Param("flops_per_gpu", "flop_rate", "Peak FLOP/s per GPU (e.g. 989TFLOP/s)",
@@ -72,16 +76,15 @@ _SPEC_HARDWARE = (
           section="hardware"),
 )
 _PARALLEL_DEGREES = tuple(
-    Param(name, "count", label, default="1", maximum=_MAX_DEGREE, section="parallel")
-    for name, label in (("data", "Data-parallel degree"), ("tensor", "Tensor-parallel degree"),
-                        ("pipeline", "Pipeline stages"), ("context", "Context-parallel degree"),
-                        ("expert", "Expert-parallel degree"))
+    Param(f"{axis}_parallel", "count", label, default="1", maximum=_MAX_DEGREE, section="parallel")
+    for axis, label in zip(AXES, ("Data-parallel degree", "Tensor-parallel degree", "Pipeline-parallel degree (stages)",
+                                  "Context-parallel degree", "Expert-parallel degree"))
 ) + (
     Param("zero", "count", "ZeRO stage (0-3)", default="0", minimum=0, maximum=3, section="parallel"),
     Param("sequence_parallel", "flag", "Sequence parallelism", default="false", section="parallel"),
     Param("recompute", "choice", "Activation recomputation", default="none", choices=_memory.RECOMPUTE,
           section="parallel"),
-    Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024, section="parallel"),
+    Param("interleave", "count", "Model chunks per stage v", default="1", maximum=MAX_INTERLEAVE, section="parallel"),
     Param("stage_layers", "counts", "Layers per stage (e.g. 7,8,...,8,7)", help="Blank: as even as possible.",
           maximum=_model.MAX_LAYERS, section="parallel"),
 )
@@ -98,7 +101,7 @@ _SPEC_PARALLEL = _PARALLEL_DEGREES + _SCHEDULE
 _SPEC_TRAINING = (
     Param("precision", "choice", "Precision recipe", default="bf16-adam", choices=tuple(_model.PRECISIONS),
           section="training"),
-    Param("tokens", "count", "Training tokens (for the training time)", maximum=1e16, section="training"),
+    Param("tokens", "count", "Training tokens (for the training time)", maximum=_compute.MAX_TOKENS, section="training"),
 )
 
 
@@ -114,7 +117,8 @@ def _spec_model(v: dict) -> _model.Model:
 def _spec_hardware(v: dict, gpus: int | None = None) -> _hardware.Hardware:
     """The cluster from ``hardware.profile`` and the fields given beside it (they override it)."""
     return _hardware.hardware(
-        v["gpus"] if gpus is None else gpus, v.get("memory"), v.get("flops_per_gpu"), v.get("intra_node_bandwidth"),
+        v["gpus"] if gpus is None else gpus, v.get("device_memory"), v.get("flops_per_gpu"),
+        v.get("intra_node_bandwidth"),
         v.get("inter_node_bandwidth"), None, v.get("gpus_per_node"), v.get("compute_efficiency"),
         profile_name=v.get("profile"), hbm_bandwidth=v.get("hbm_bandwidth"), reserve=v.get("reserve"),
         dtype=_hardware.PRECISION_DTYPES[v["precision"]], intra_node_startup=v.get("intra_node_startup"),
@@ -122,7 +126,7 @@ def _spec_hardware(v: dict, gpus: int | None = None) -> _hardware.Hardware:
 
 
 def _spec_parallel(v: dict) -> _plan.Parallel:
-    return _plan.parallel(v["data"], v["tensor"], v["pipeline"], v["context"], v["expert"], v["zero"],
+    return _plan.parallel(*(v[f"{a}_parallel"] for a in AXES), v["zero"],
                           v["sequence_parallel"], v["recompute"], v["interleave"], v["stage_layers"],
                           v["overlap_grad_reduce"], v["overlap_param_gather"], v["tp_comm_overlap"],
                           v["zero3_gather"])
@@ -134,11 +138,11 @@ def _compute_plan(v: dict) -> dict:
     return p.as_dict()
 
 
-_LLAMA3_8B = {
-    "layers": "32", "hidden": "4096", "heads": "32", "kv_heads": "8", "ffn_hidden": "14336", "gated_mlp": "true",
-    "vocab": "128256", "seq_len": "8192", "micro_batch": "1", "global_batch": "512", "gpus": "64",
-    "profile": "h100-sxm5-80gb",
-}
+#: Llama-3 8B's shape, from its preset (the one place it is written).
+LLAMA3_8B_MODEL = {k: PRESETS["llama3-8b"].inputs[k]
+                   for k in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab")}
+_LLAMA3_8B = {**LLAMA3_8B_MODEL, "seq_len": "8192", "micro_batch": "1", "global_batch": "512", "gpus": "64",
+              "profile": "h100-sxm5-80gb"}
 
 PLAN = Command(
     name="plan",
@@ -167,8 +171,9 @@ PLAN = Command(
         Result("rank_strides", "Rank strides (rank = Σ coordinate × stride)", "json"),
     ),
     compute=_compute_plan,
-    example={**_LLAMA3_8B, "data": "8", "tensor": "8", "pipeline": "1", "context": "1", "expert": "1", "zero": "1",
-             "sequence_parallel": "true", "recompute": "none", "interleave": "1"},
+    example={**_LLAMA3_8B, "data_parallel": "8", "tensor_parallel": "8", "pipeline_parallel": "1",
+             "context_parallel": "1", "expert_parallel": "1", "zero": "1", "sequence_parallel": "true",
+             "recompute": "none", "interleave": "1"},
 )
 
 #: In ``search``, a blank field of the ``parallel`` section is searched; a value fixes it.
@@ -177,7 +182,7 @@ _SEARCH_PARALLEL = tuple(replace(p, default=None, help="Blank: searched.") for p
 
 
 def _compute_search(v: dict) -> dict:
-    fixed = {p.name: v[p.name] for p in _SEARCH_PARALLEL if v[p.name] is not None}
+    fixed = {spec_key(p.name, p.section): v[p.name] for p in _SEARCH_PARALLEL if v[p.name] is not None}
     r = _search.search(_spec_model(v), v["global_batch"], _spec_hardware(v), v["precision"], top=v["top"],
                        max_micro_batch=v["max_micro_batch"], micro_batch=v["micro_batch"], tokens=v["tokens"],
                        fixed=fixed)
@@ -191,7 +196,7 @@ SEARCH = Command(
         Param("micro_batch", "count", "Microbatch size (blank: searched)", section="batch"),
     ) + _SPEC_BATCH[1:] + _SPEC_HARDWARE + _SEARCH_PARALLEL + _SPEC_TRAINING + (
         Param("top", "count", "Plans to return (fastest first)", default="10", maximum=_search.MAX_TOP),
-        Param("max_micro_batch", "count", "Largest microbatch tried", default="16", maximum=1024),
+        Param("max_micro_batch", "count", "Largest microbatch tried", default="16", maximum=_search.MAX_MICRO_BATCH),
     ),
     results=(
         Result("plans", "Plans that fit, fastest first", "json"),
@@ -210,14 +215,16 @@ SEARCH = Command(
 
 def _compute_device_memory(v: dict) -> dict:
     """Memory of the most loaded GPU (:func:`calc.plan.memory`) on a cluster of exactly the split's GPUs."""
-    d, t, p, c, e = v["data"], v["tensor"], v["pipeline"], v["context"], v["expert"]
+    d, t, p, c, e = (v[f"{a}_parallel"] for a in AXES)
     gpus = d * t * p * c * e
     if gpus > _hardware.MAX_GPUS:
-        raise CalcError("data", f"such that data × tensor × pipeline × context × expert <= {_hardware.MAX_GPUS}", d)
+        raise CalcError("data_parallel", "such that data_parallel × tensor_parallel × pipeline_parallel × "
+                        f"context_parallel × expert_parallel <= {_hardware.MAX_GPUS}", d)
     mbs = v["microbatches"] if v["microbatches"] is not None else p
     per_step = v["micro_batch"] * d * e
     if per_step * mbs > MAX_COUNT:
-        raise CalcError("microbatches", f"such that micro_batch × data × expert × microbatches <= {MAX_COUNT}", mbs)
+        raise CalcError("microbatches", "such that micro_batch × data_parallel × expert_parallel × microbatches "
+                        f"<= {MAX_COUNT}", mbs)
     hw = _spec_hardware(v | {"gpus": gpus}, gpus)
     w = _plan.workload(_spec_model(v), per_step * mbs, hw, v["precision"])
     par = _spec_parallel(v | {"overlap_grad_reduce": True, "overlap_param_gather": False, "tp_comm_overlap": False,
@@ -233,11 +240,13 @@ DEVICE_MEMORY = Command(
     title="Memory per GPU (model states and activations)",
     params=_SPEC_MODEL + (
         Param("micro_batch", "count", "Microbatch size b (sequences)", default="1", section="batch"),
-        Param("microbatches", "count", "Microbatches per step m", help="Blank: = pipeline (enough to fill 1F1B).",
+        Param("microbatches", "count", "Microbatches per step m",
+              help="Blank: = pipeline_parallel (enough to fill 1F1B).",
               section="batch"),
         Param("profile", "choice", "GPU profile", default="h100-sxm5-80gb", choices=tuple(_hardware.PROFILES),
               section="hardware"),
-        Param("memory", "size", "Memory per GPU (e.g. 80GiB)", help="Blank: the profile's.", section="hardware"),
+        Param("device_memory", "size", "Memory per GPU (e.g. 80GiB)", help="Blank: the profile's.",
+              section="hardware"),
         Param("reserve", "size", "Memory kept back per GPU (CUDA context, NCCL, fragmentation)", default="2GiB",
               section="hardware"),
     ) + _PARALLEL_DEGREES + _SPEC_TRAINING[:1],
@@ -245,12 +254,7 @@ DEVICE_MEMORY = Command(
         Result("total_bytes", "Total per GPU (reserve included)", "bytes"),
         Result("fits", "Fits in the GPU's memory", "fits"),
         Result("binding_term", "Largest term", "text"),
-        Result("params_bytes", "Weights", "bytes"),
-        Result("grads_bytes", "Gradients", "bytes"),
-        Result("optimizer_bytes", "Optimizer states", "bytes"),
-        Result("activations_bytes", "Activations", "bytes"),
-        Result("buffers_bytes", "ZeRO-3 gathered layers", "bytes"),
-        Result("reserve_bytes", "Reserve (CUDA context, NCCL, fragmentation)", "bytes"),
+        *(Result(f"{key}_bytes", _plan.term_title(name), "bytes") for key, name in _plan.MEMORY_TERMS),
         Result("headroom_bytes", "Headroom (negative: over)", "bytes"),
         Result("capacity_bytes", "GPU memory", "bytes"),
         Result("total_gb", "Total per GPU in GB (10^9 B)", "ratio"),
@@ -258,12 +262,12 @@ DEVICE_MEMORY = Command(
         Result("stage", "Most loaded pipeline stage", "count"),
         Result("layers_on_stage", "Layers on that stage", "count"),
         Result("params_per_device", "Parameters per GPU before ZeRO", "count"),
-        Result("gpus", "GPUs (data × tensor × pipeline × context × expert)", "GPUs"),
+        Result("gpus", "GPUs (the product of the five degrees)", "GPUs"),
         Result("microbatches", "Microbatches per step m", "microbatches"),
     ),
     compute=_compute_device_memory,
     example={k: x for k, x in _LLAMA3_8B.items() if k in {p.name for p in _SPEC_MODEL} | {"micro_batch"}}
-    | {"data": "8", "zero": "1", "recompute": "selective", "profile": "h100-sxm5-80gb"},
+    | {"data_parallel": "8", "zero": "1", "recompute": "selective", "profile": "h100-sxm5-80gb"},
 )
 
 

@@ -97,7 +97,7 @@ ACTIVATIONS = Command(
         Param("sequence_parallel", "flag", "Sequence parallelism", default="false"),
         _RECOMPUTE,
         Param("pipeline_parallel", "count", "Pipeline stages p", default="1", maximum=_MAX_DEGREE),
-        Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024),
+        Param("interleave", "count", "Model chunks per stage v", default="1", maximum=_pipeline.MAX_INTERLEAVE),
         Param("microbatches", "count", "Microbatches per step m", help="Blank: enough to fill the warm-up (2p)."),
         Param("context_parallel", "count", "Context-parallel degree c", default="1", maximum=_MAX_DEGREE),
         Param("kv_heads", "count", "Key/value heads", help="Blank: = heads.", maximum=_model.MAX_HIDDEN),
@@ -187,14 +187,14 @@ TRAIN_TIME = Command(
 
 
 def _compute_bubble(v: dict) -> dict:
-    b = _pipeline.bubble(v["stages"], v["microbatches"], v["interleave"])
+    b = _pipeline.bubble(v["pipeline_parallel"], v["microbatches"], v["interleave"])
     return {"bubble_fraction": b.bubble_fraction, "bubble_share": b.bubble_share}
 
 
 _STAGES = (
-    Param("stages", "count", "Pipeline stages p", default="8", maximum=_MAX_DEGREE),
+    Param("pipeline_parallel", "count", "Pipeline-parallel degree (stages) p", default="8", maximum=_MAX_DEGREE),
     Param("microbatches", "count", "Microbatches per step m", default="32"),
-    Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024),
+    Param("interleave", "count", "Model chunks per stage v", default="1", maximum=_pipeline.MAX_INTERLEAVE),
 )
 
 BUBBLE = Command(
@@ -207,18 +207,19 @@ BUBBLE = Command(
                "ratio"),
     ),
     compute=_compute_bubble,
-    example={"stages": "8", "microbatches": "32"},
+    example={"pipeline_parallel": "8", "microbatches": "32"},
 )
 
 
 def _compute_schedule(v: dict) -> dict:
-    s = _pipeline.schedule(v["kind"], v["stages"], v["microbatches"], v["interleave"], v["backward_slots"])
+    s = _pipeline.schedule(v["kind"], v["pipeline_parallel"], v["microbatches"], v["interleave"], v["backward_slots"])
     return {
         "ops": [{"stage": o.stage, "chunk": o.chunk, "microbatch": o.microbatch, "kind": o.kind,
                  "start": o.start, "duration": o.duration} for o in s.ops],
         "makespan_slots": s.makespan_slots,
         "ideal_slots": s.ideal_slots,
         "bubble_fraction": s.bubble_fraction,
+        "bubble_share": s.bubble_share,
         "peak_in_flight": list(s.peak_in_flight),
     }
 
@@ -228,17 +229,19 @@ SCHEDULE = Command(
     title="Pipeline schedule (GPipe, 1F1B, interleaved 1F1B)",
     params=(
         Param("kind", "choice", "Schedule", default="1f1b", choices=_pipeline.SCHEDULES),
-        Param("stages", "count", "Pipeline stages p", default="4", maximum=_MAX_DEGREE),
+        Param("pipeline_parallel", "count", "Pipeline-parallel degree (stages) p", default="4", maximum=_MAX_DEGREE),
         Param("microbatches", "count", "Microbatches per step m", default="8"),
-        Param("interleave", "count", "Model chunks per stage v", default="1", maximum=1024),
+        Param("interleave", "count", "Model chunks per stage v", default="1", maximum=_pipeline.MAX_INTERLEAVE),
         Param("backward_slots", "count", "Slots per backward (a forward is 1)", default="2", maximum=16),
     ),
     results=(
         Result("makespan_slots", "Makespan (slots)", "count"),
+        Result("ideal_slots", "Ideal (slots of work per stage)", "count"),
         Result("bubble_fraction", "Measured bubble / ideal", "ratio"),
+        Result("bubble_share", "Measured bubble / total", "ratio"),
         Result("peak_in_flight", "Peak chunks in flight per stage", "json"),
         Result("ops", "Operations", "json"),
     ),
     compute=_compute_schedule,
-    example={"kind": "1f1b", "stages": "4", "microbatches": "8"},
+    example={"kind": "1f1b", "pipeline_parallel": "4", "microbatches": "8"},
 )

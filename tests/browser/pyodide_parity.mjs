@@ -25,7 +25,7 @@ if (createHash("sha256").update(wheel).digest("hex") !== manifest.sha256) throw 
 const pyodide = await loadPyodide({ indexURL: pyodideDir + "/", stdout: () => {}, stderr: () => {} });
 const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
 pyodide.unpackArchive(new Uint8Array(wheel), "wheel", { extractDir: sitePackages });
-const pageRequest = pyodide.runPython("from calc.series import page_request\npage_request");
+const pageRequest = pyodide.runPython("from calc.page import page_request\npage_request");
 const location = pyodide.runPython("import calc; calc.__file__");
 
 const requests = JSON.parse(readFileSync(process.argv[4] ?? 0, "utf8"));

@@ -34,7 +34,7 @@ def test_prerendered_results_are_the_cli_defaults(browser, base_url, watch, comm
         example = COMMANDS[command].example
         assert calc.values() == {k: v for k, v in cli_json(command, example).items() if k in calc.values()}
         assert calc.texts() == expected_texts(command, example)
-        assert calc.inputs() == {p.name: example.get(p.name, p.default or "") for p in COMMANDS[command].params}
+        assert calc.inputs() == COMMANDS[command].fields(example)
         assert watch.offsite == [] and not watch.paths(".wasm")
     finally:
         context.close()

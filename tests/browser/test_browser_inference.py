@@ -35,10 +35,10 @@ def chart_points(calc: Calculator) -> int:
 
 
 #: Inputs changed from the default preset: splits, precisions, lengths, batch, no CUDA graphs, a bound.
-VECTORS = [{}, {"tensor": "1", "data": "8"}, {"tensor": "4", "data": "1", "pipeline": "2"},
+VECTORS = [{}, {"tensor_parallel": "1", "data_parallel": "8"}, {"tensor_parallel": "4", "data_parallel": "1", "pipeline_parallel": "2"},
            {"weight_precision": "fp8", "kv_precision": "fp8"}, {"weight_precision": "int4", "batch": "64"},
            {"prompt_tokens": "4096", "output_tokens": "1024", "prefill_chunk": "2048"},
-           {"cuda_graphs": "false", "max_latency": "5ms"}, {"tensor": "2", "data": "2", "context": "2"}]
+           {"cuda_graphs": "false", "max_latency": "5ms"}, {"tensor_parallel": "2", "data_parallel": "2", "context_parallel": "2"}]
 
 
 def test_every_value_equals_the_cli_and_the_chart_redraws(page, tmp_path):
@@ -91,8 +91,8 @@ def test_url_restores_the_inputs(page, tmp_path):
 
 #: The issue's bad input, on the page: a split that does not divide the heads (or the GPUs), a batch that does not
 #: fit, a precision the profile cannot run, an output past the context; and malformed values.
-INVALID = [("tensor", "6", {"gpus": "48", "data": "8"}), ("pipeline", "64", {"gpus": "64", "data": "1", "tensor": "1"}),
-           ("tensor", "3", {}), ("batch", "100000", {}), ("weight_precision", "fp8", {"profile": "a100-sxm4-80gb"}),
+INVALID = [("tensor_parallel", "6", {"gpus": "48", "data_parallel": "8"}), ("pipeline_parallel", "64", {"gpus": "64", "data_parallel": "1", "tensor_parallel": "1"}),
+           ("tensor_parallel", "3", {}), ("batch", "100000", {}), ("weight_precision", "fp8", {"profile": "a100-sxm4-80gb"}),
            ("output_tokens", "9000", {}), ("prompt_tokens", "abc", {}), ("batch", "0", {}), ("gpus", "1e309", {}),
            ("max_latency", "soon", {})]
 

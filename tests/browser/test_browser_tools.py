@@ -19,6 +19,7 @@ from tests.browser.vectors import ATLAS_VECTORS, atlas_inputs
 from calc.api import COMMANDS, evaluate
 from calc.errors import CalcError
 from calc.presets import ATLAS_DEFAULT, PRESETS
+from calc.spec import spec_key
 
 pytestmark = pytest.mark.browser
 
@@ -31,7 +32,7 @@ def spec_json(command: str, inputs: dict[str, str], tmp_path) -> dict[str, str]:
     for p in COMMANDS[command].params:
         value = inputs.get(p.name, "")
         if p.section and value.strip() != "":
-            sections.setdefault(p.section, {})[p.name] = value
+            sections.setdefault(p.section, {})[spec_key(p.name, p.section)] = value
     path = tmp_path / "SPEC.json"
     path.write_text(json.dumps(sections))
     proc = subprocess.run([sys.executable, "-m", "calc", command, str(path), "--json"], cwd=ROOT,
@@ -114,8 +115,8 @@ def test_presets_load_and_render(page):
 
 def test_url_restores_the_atlas(page, tmp_path):
     """Opening the atlas with a query restores those inputs and their results."""
-    calc = open_tool(page, "plan", "?data=32&pipeline=4&interleave=2")
-    inputs = atlas_inputs({"data": "32", "pipeline": "4", "interleave": "2"})
+    calc = open_tool(page, "plan", "?data_parallel=32&pipeline_parallel=4&interleave=2")
+    inputs = atlas_inputs({"data_parallel": "32", "pipeline_parallel": "4", "interleave": "2"})
     assert calc.inputs() == inputs
     assert calc.values()["step_time_s"] == spec_json("plan", inputs, tmp_path)["step_time_s"]
 
@@ -155,7 +156,7 @@ def test_memory_updates_live(page, tmp_path):
     """Changing ZeRO or recomputation updates the stacked bar and the values, equal to the CLI's."""
     calc = open_tool(page, "device-memory")
     base = calc.inputs()
-    for extra in ({"zero": "3"}, {"recompute": "full"}, {"tensor": "4", "data": "2"}, {"seq_len": "32768"}):
+    for extra in ({"zero": "3"}, {"recompute": "full"}, {"tensor_parallel": "4", "data_parallel": "2"}, {"seq_len": "32768"}):
         inputs = {**base, **extra}
         assert calc.set_inputs(inputs) == "ready", extra
         expected = spec_json("device-memory", inputs, tmp_path)
@@ -167,18 +168,18 @@ def test_memory_updates_live(page, tmp_path):
 def test_timeline_updates_live(page):
     """More stages redraw more rows; the bubble results equal the CLI's; invalid interleaving is an error."""
     calc = open_tool(page, "bubble")
-    for inputs in ({"stages": "8", "microbatches": "16", "interleave": "2"},
-                   {"stages": "2", "microbatches": "4", "interleave": "1"}):
+    for inputs in ({"pipeline_parallel": "8", "microbatches": "16", "interleave": "2"},
+                   {"pipeline_parallel": "2", "microbatches": "4", "interleave": "1"}):
         assert calc.set_inputs(inputs) == "ready", inputs
         assert calc.values() == {k: v for k, v in cli_json("bubble", inputs).items() if k in calc.values()}
         ops = calc.root.locator("[data-view] svg rect.tl-op").count()
-        p, m, v = (int(inputs[k]) for k in ("stages", "microbatches", "interleave"))
+        p, m, v = (int(inputs[k]) for k in ("pipeline_parallel", "microbatches", "interleave"))
         assert ops == 2 * p * m * 2 + (2 * p * m * v if v > 1 else 0), inputs
-    assert calc.set_inputs({"stages": "4", "microbatches": "6", "interleave": "2"}) == "error"
+    assert calc.set_inputs({"pipeline_parallel": "4", "microbatches": "6", "interleave": "2"}) == "error"
     assert calc.field_error("microbatches") and not calc.current()
 
 
-@pytest.mark.parametrize("command,name,value", [("plan", "tensor", "3"), ("plan", "data", "abc"),
+@pytest.mark.parametrize("command,name,value", [("plan", "tensor_parallel", "3"), ("plan", "data_parallel", "abc"),
                                                 ("plan", "zero", "4"), ("device-memory", "micro_batch", "0"),
                                                 ("search", "gpus", "12")])
 def test_invalid_input_shows_field_error_and_no_current_result(page, command, name, value):
@@ -221,13 +222,13 @@ def test_readable_at_375_px(browser, base_url, watch):
 #: count is needed, and combinations the plan refuses (degrees that do not multiply to the GPUs,
 #: TP not dividing the heads). The timeline's fields all have defaults, so blank is not an error there.
 INVALID_TOOLS = {
-    "plan": [("layers", ""), ("layers", "abc"), ("tensor", "-1"), ("tensor", "0"), ("gpus", "1e309"),
-             ("memory", "NaN"), ("data", "2.5"), ("data", "3"), ("tensor", "7", {"data": "16"})],
-    "device-memory": [("hidden", ""), ("zero", "x"), ("data", "-1"), ("pipeline", "0"), ("layers", "1e309"),
-                      ("memory", "NaN"), ("micro_batch", "1.5")],
-    "bubble": [("stages", "abc"), ("microbatches", "-1"), ("stages", "0"), ("stages", "1e309"),
+    "plan": [("layers", ""), ("layers", "abc"), ("tensor_parallel", "-1"), ("tensor_parallel", "0"), ("gpus", "1e309"),
+             ("device_memory", "NaN"), ("data_parallel", "2.5"), ("data_parallel", "3"), ("tensor_parallel", "7", {"data_parallel": "16"})],
+    "device-memory": [("hidden", ""), ("zero", "x"), ("data_parallel", "-1"), ("pipeline_parallel", "0"), ("layers", "1e309"),
+                      ("device_memory", "NaN"), ("micro_batch", "1.5")],
+    "bubble": [("pipeline_parallel", "abc"), ("microbatches", "-1"), ("pipeline_parallel", "0"), ("pipeline_parallel", "1e309"),
                ("interleave", "NaN"), ("microbatches", "2.5")],
-    "search": [("gpus", ""), ("gpus", "many"), ("gpus", "-1"), ("gpus", "0"), ("memory", "1e309"),
+    "search": [("gpus", ""), ("gpus", "many"), ("gpus", "-1"), ("gpus", "0"), ("device_memory", "1e309"),
                ("flops_per_gpu", "NaN"), ("global_batch", "2.5")],
 }
 

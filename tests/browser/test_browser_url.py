@@ -66,11 +66,11 @@ MARKUP = [
 def _hostile_queries() -> list[tuple[str, str]]:
     fields = {"batch": ["micro_batch", "accumulation", "data_parallel", "microbatch_sizes", "seq_len"],
               "allreduce": ["ranks", "payload", "bandwidth", "startup"],
-              "plan": ["tensor", "layers", "memory", "recompute", "sequence_parallel"],
-              "device-memory": ["zero", "hidden", "memory", "precision"],
-              "bubble": ["stages", "microbatches", "interleave"],
-              "search": ["gpus", "memory", "inter_node_bandwidth", "top"],
-              "infer": ["batch", "weight_precision", "max_latency", "tensor"]}
+              "plan": ["tensor_parallel", "layers", "device_memory", "recompute", "sequence_parallel"],
+              "device-memory": ["zero", "hidden", "device_memory", "precision"],
+              "bubble": ["pipeline_parallel", "microbatches", "interleave"],
+              "search": ["gpus", "device_memory", "inter_node_bandwidth", "top"],
+              "infer": ["batch", "weight_precision", "max_latency", "tensor_parallel"]}
     queries = []
     for command, names in fields.items():
         queries.append((command, "&".join(f"{n}={quote(MARKUP[i % len(MARKUP)])}" for i, n in enumerate(names))))
@@ -133,8 +133,8 @@ def test_hostile_url_executes_nothing_and_adds_no_element(page, baselines, comma
 
 #: A shared link for each calculator and tool: inputs that differ from the page's defaults.
 SHARED = {"batch": "micro_batch=4&accumulation=32&data_parallel=4", "allreduce": "ranks=8&payload=4MB",
-          "plan": "data=32&pipeline=4&interleave=2", "device-memory": "zero=3&recompute=full",
-          "bubble": "stages=4&microbatches=16", "search": "global_batch=256", "infer": "batch=4&output_tokens=128"}
+          "plan": "data_parallel=32&pipeline_parallel=4&interleave=2", "device-memory": "zero=3&recompute=full",
+          "bubble": "pipeline_parallel=4&microbatches=16", "search": "global_batch=256", "infer": "batch=4&output_tokens=128"}
 
 
 def test_every_calculator_has_a_shared_link_test(site):

@@ -20,6 +20,13 @@ FIRST = {"path": "/quiz/", "wrong": "0", "right": "2",
          "wrong_text": "A, “Pipeline parallelism only”", "right_text": "C, “Tensor parallelism”"}
 
 
+@pytest.fixture
+def page(context):
+    """A tab of its own: a quiz keeps its choices per tab (sessionStorage), and the suite's shared
+    page carries the last test's choices into the next."""
+    return context.new_page()
+
+
 class Quiz:
     """One quiz on a page, through its DOM contract (hooks/quiz.py)."""
 

@@ -66,21 +66,21 @@ ATLAS_VECTORS = [
     {},
     {"interleave": "2"},
     {"interleave": "4", "recompute": "selective", "sequence_parallel": "true"},
-    {"data": "32", "pipeline": "4"},
-    {"data": "8", "pipeline": "16"},
-    {"data": "128", "pipeline": "1", "zero": "3", "sequence_parallel": "true", "recompute": "selective"},
-    {"data": "8", "context": "2", "sequence_parallel": "true"},
-    {"data": "64", "tensor": "2", "zero": "1"},
-    {"data": "16", "micro_batch": "2", "zero": "1", "precision": "bf16-adam"},
-    {"data": "16", "inter_node_bandwidth": "50GB/s", "intra_node_bandwidth": "450GB/s", "flops_per_gpu": "989TFLOP/s"},
+    {"data_parallel": "32", "pipeline_parallel": "4"},
+    {"data_parallel": "8", "pipeline_parallel": "16"},
+    {"data_parallel": "128", "pipeline_parallel": "1", "zero": "3", "sequence_parallel": "true", "recompute": "selective"},
+    {"data_parallel": "8", "context_parallel": "2", "sequence_parallel": "true"},
+    {"data_parallel": "64", "tensor_parallel": "2", "zero": "1"},
+    {"data_parallel": "16", "micro_batch": "2", "zero": "1", "precision": "bf16-adam"},
+    {"data_parallel": "16", "inter_node_bandwidth": "50GB/s", "intra_node_bandwidth": "450GB/s", "flops_per_gpu": "989TFLOP/s"},
     {**PRESETS["llama3-8b"].inputs},
     {**PRESETS["mixtral-8x7b"].inputs},
-    {**PRESETS["mixtral-8x7b"].inputs, "data": "1", "context": "2"},
+    {**PRESETS["mixtral-8x7b"].inputs, "data_parallel": "1", "context_parallel": "2"},
 ]
 
 
 def atlas_inputs(extra: dict[str, str]) -> dict[str, str]:
-    base = {p.name: PRESETS[ATLAS_DEFAULT].inputs.get(p.name, p.default or "") for p in COMMANDS["plan"].params}
+    base = COMMANDS["plan"].fields(PRESETS[ATLAS_DEFAULT].inputs)
     if "layers" in extra:  # a whole preset: fields it does not name take their defaults
-        base = {p.name: p.default or "" for p in COMMANDS["plan"].params}
+        base = COMMANDS["plan"].fields()
     return {**base, **extra}

@@ -89,7 +89,7 @@ function legend() {
 
 /** Draw `chart` (calc.series' JSON) into `figure`; `text` holds calc's formatted results. */
 export function drawChart(figure, chart, text) {
-  const crossoverBytes = text.crossover_payload_bytes.split(" (")[0];
+  const crossoverBytes = chart.crossover_payload_text;
   const panels = document.createElement("div");
   panels.className = "chart__panels";
   panels.append(

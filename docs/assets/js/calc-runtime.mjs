@@ -95,7 +95,7 @@ export function watchRuntime(callback, signal) {
   listener();
 }
 
-/** Send one request (see calc.series.page_request); resolves with {answer} or {failure}. */
+/** Send one request (see calc.page.page_request); resolves with {answer} or {failure}. */
 export function request(body) {
   if (current.state === "unavailable") return Promise.resolve({ failure: current.reason });
   startRuntime();

@@ -5,7 +5,7 @@
 // sha256; start Pyodide from the snapshot, or boot it normally when the snapshot cannot be had or
 // used (reported as the reason for the fallback, never as a failure); unpack the wheel into
 // site-packages (a snapshot holds memory, not files: what calc imports lazily is read from there);
-// import calc.series.
+// import calc.page.
 // Then it posts {type: "ready", boot: "snapshot" | "normal", fallback} or {type: "unavailable", reason}.
 //
 // Health, for the page's watchdog (calc-runtime.mjs): Pyodide does not reject when one of its own
@@ -18,7 +18,7 @@
 //
 // Protocol, page -> worker: first {type: "start", snapshot} (whether to try the snapshot: not when
 // the reader saves data or the connection is slow, as the snapshot doubles the bytes to fetch);
-// then {id, request} where request is what calc.series.page_request takes
+// then {id, request} where request is what calc.page.page_request takes
 // ({op: "evaluate", command, inputs} or {op: "ring", ranks}), or {type: "ping"}.
 // Worker -> page: {id, answer} (the parsed JSON that page_request returns) or
 // {id, failure} when the runtime is unavailable or Python raised something unexpected.
@@ -147,10 +147,10 @@ async function start() {
   }
   const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
   pyodide.unpackArchive(await wheel, "wheel", { extractDir: sitePackages });
-  // An owned proxy of calc.series.page_request, kept for the worker's lifetime (from a snapshot,
-  // calc.series is imported already and this only looks it up).
+  // An owned proxy of calc.page.page_request, kept for the worker's lifetime (from a snapshot,
+  // calc.page is imported already and this only looks it up).
   const pageRequest = pyodide.runPython("import importlib\nimportlib.invalidate_caches()\n" +
-    "from calc.series import page_request\npage_request");
+    "from calc.page import page_request\npage_request");
   return { pageRequest, version: pyodide.version, boot, fallback };
 }
 
