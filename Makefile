@@ -56,4 +56,4 @@ bench: setup-test
 	$(BIN)/python -m tests.bench
 
 clean:
-	rm -rf site .venv node_modules .pytest_cache .hypothesis
+	rm -rf site .venv node_modules .pytest_cache .hypothesis .cache

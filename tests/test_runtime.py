@@ -1,7 +1,8 @@
-"""hooks/runtime.py in-process: the wheel, its hash-named file, the manifest, Pyodide's files."""
+"""hooks/runtime.py in-process: the wheel, the snapshot, their hash-named files, the manifest, Pyodide's files."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
@@ -80,9 +81,44 @@ def test_runtime_files_and_manifest_on_a_real_config(wheel):
     assert manifest["pyodide"] == runtime.pyodide_version(ROOT)
     served = files.get_file_from_path(f"{runtime.RUNTIME_DIR}/{wheel.served_as}").content_bytes
     assert hashlib.sha256(served).hexdigest() == manifest["sha256"]
+    snapshot = files.get_file_from_path(f"{runtime.RUNTIME_DIR}/{manifest['snapshot']['file']}").content_bytes
+    assert hashlib.sha256(snapshot).hexdigest() == manifest["snapshot"]["sha256"]
+    assert len(snapshot) == manifest["snapshot"]["gzip_bytes"]
+    assert len(gzip.decompress(snapshot)) == manifest["snapshot"]["memory_bytes"]
 
 
 def test_wheel_bytes_do_not_depend_on_the_build_date(wheel, monkeypatch):
     """The hooks set SOURCE_DATE_EPOCH for the sitemap; the wheel (and its URL) depend on calc alone."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     assert runtime.build_wheel(ROOT).sha256 == wheel.sha256
+
+
+@pytest.mark.pyodide
+def test_snapshot_is_reproducible(wheel):
+    """Made afresh (no cache), the snapshot is byte for byte the one the build serves and caches."""
+    version = runtime.pyodide_version(ROOT)
+    fresh = runtime.make_snapshot(ROOT, wheel)
+    assert fresh.gz == runtime.cached_snapshot(ROOT, wheel, version).gz
+    assert fresh.memory_bytes > 16 * 2**20  # an interpreter's memory, not an empty file
+    assert fresh.served_as == f"calc-{hashlib.sha256(fresh.gz).hexdigest()[:16]}.snapshot.gz"
+
+
+def test_snapshot_cache_is_keyed_by_what_the_snapshot_depends_on(wheel, tmp_path, monkeypatch):
+    """Another wheel or another Pyodide is another key; a damaged cache entry is made again."""
+    version = runtime.pyodide_version(ROOT)
+    key = runtime.snapshot_key(ROOT, wheel, version)
+    assert key == runtime.snapshot_key(ROOT, wheel, version)
+    assert key != runtime.snapshot_key(ROOT, runtime.Wheel(wheel.data + b"x", wheel.built_as), version)
+    assert key != runtime.snapshot_key(ROOT, wheel, "314.0.8")
+    made = []
+    monkeypatch.setattr(runtime, "make_snapshot",
+                        lambda root, w: made.append(w) or runtime.Snapshot(gzip.compress(b"memory", mtime=0), 6))
+    entry = tmp_path / runtime.SNAPSHOT_CACHE / f"{key}.gz"
+    first = runtime.cached_snapshot(tmp_path, wheel, version)
+    assert entry.read_bytes() == first.gz and len(made) == 1
+    assert runtime.cached_snapshot(tmp_path, wheel, version) == first and len(made) == 1  # from the cache
+    entry.write_bytes(b"damaged")
+    assert runtime.cached_snapshot(tmp_path, wheel, version) == first and len(made) == 2
+    for n in range(runtime.SNAPSHOT_CACHE_KEEP + 2):  # older entries go, the newest stay
+        runtime.cached_snapshot(tmp_path, runtime.Wheel(wheel.data + bytes([n]), wheel.built_as), version)
+    assert len(list(entry.parent.glob("*.gz"))) == runtime.SNAPSHOT_CACHE_KEEP

@@ -196,6 +196,10 @@ class Hold:
             self.held.pop().continue_()
 
 
+#: Test instrument, before any page script: the reader's browser asks to save data (Save-Data), so
+#: Python waits until a calculator shows or is used (calc-runtime.mjs, startWhenIdle).
+SAVE_DATA = "Object.defineProperty(Navigator.prototype, 'connection', { get: () => ({ saveData: true }) });"
+
 #: Test instrument, evaluated in the calc worker while a :class:`Hold` keeps Pyodide back: the worker
 #: reports progress every second, as one on a slow network does, so the page's watchdog (12 s
 #: without progress, calc-runtime.mjs) waits however long the test looks at "loading".

@@ -7,7 +7,9 @@ what happens before, or instead of, Python's first start.
 from __future__ import annotations
 
 import pytest
-from tests.browser.atlas_browser import KEEP_LOADING, SEEN, STOP_LOADING, Calculator, Hold, cli_json, open_context
+from tests.browser.atlas_browser import (
+    KEEP_LOADING, SAVE_DATA, SEEN, STOP_LOADING, Calculator, Hold, cli_json, open_context,
+)
 
 from calc.api import COMMANDS
 
@@ -81,8 +83,10 @@ def test_instant_navigation_across_tool_pages_keeps_one_worker(cold_page, watch)
 
 
 def test_python_starts_only_when_a_calculator_shows_or_is_focused(cold_page, watch):
-    """Off screen, a calculator stays static; focusing one of its fields starts Python."""
+    """Off screen, a calculator stays static; focusing one of its fields starts Python. With Save-Data
+    (test_browser_boot.py: without it, Python starts early, when the browser is idle)."""
     page = cold_page
+    page.add_init_script(SAVE_DATA)
     page.set_viewport_size({"width": 1000, "height": 300})
     page.goto("/calculators/allreduce/")  # the calculator sits below a 300 px tall window
     calc = Calculator(page, "allreduce")

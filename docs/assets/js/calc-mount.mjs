@@ -4,10 +4,11 @@
 // calculator sends its inputs to calc in the worker on every input; only the answer to its latest
 // request is shown. Everything is written with textContent or attributes, never as markup.
 //
-// Python starts when a calculator comes on screen or is focused, or at once when the address
-// holds inputs for one (a shared link is an explicit request): that calculator is scrolled into
-// view, and its build-time results are marked not current until the live ones arrive.
-import { request, startRuntime, watchRuntime } from "./calc-runtime.mjs";
+// Python starts when the browser is first idle on a page with a calculator (not when the reader
+// asks to save data: see calc-runtime.mjs), when a calculator comes on screen or is focused, or at
+// once when the address holds inputs for one (a shared link is an explicit request): that calculator
+// is scrolled into view, and its build-time results are marked not current until the live ones arrive.
+import { request, startRuntime, startWhenIdle, watchRuntime } from "./calc-runtime.mjs";
 import { readQuery, writeQuery } from "./calc-url.mjs";
 import { drawChart } from "./calc-chart.mjs";
 import { mountRing } from "./calc-ring.mjs";
@@ -167,8 +168,8 @@ function mountCalculator(root, signal) {
 
 // ---------------------------------------------------------------- the page
 
-/** Mount every calculator among `roots` once; start Python when one is on screen, or at once
- * when the address holds inputs for one (then bring the first such calculator into view, unless
+/** Mount every calculator among `roots` once; start Python when the browser is idle, when one is
+ * on screen, or at once when the address holds inputs for one (then bring the first such calculator into view, unless
  * the address names a place on the page with a #fragment). */
 export function mountAll(roots, signal) {
   const visible = new IntersectionObserver((entries) => {
@@ -189,4 +190,5 @@ export function mountAll(roots, signal) {
     startRuntime();
     if (!location.hash) linked.scrollIntoView({ block: "start" });
   }
+  startWhenIdle(signal);
 }

@@ -5,6 +5,13 @@
 // returns a promise of the worker's reply ({answer} or {failure}).
 //
 // State: "idle" (no worker yet) -> "loading" -> "ready" | "unavailable"; watchRuntime() reports it.
+// On "ready" the page gets a performance mark "calc:ready" whose detail says how Python started
+// ({boot: "snapshot" | "normal", fallback: why the snapshot was not used}).
+//
+// Starting early: startWhenIdle() starts the worker when the browser is next idle, so that Python is
+// ready before the reader reaches a calculator; not when the reader asks to save data (Save-Data, or
+// prefers-reduced-data), where it starts only when a calculator shows or is used, as before, and
+// boots without the memory snapshot (as on a slow connection: see calc-worker.mjs).
 // A failure the worker sees (a file that cannot be fetched, a wrong checksum) is reported at once.
 // The watchdog covers a start that hangs: it counts only the time the worker is idle (it answers a
 // ping each second) while no data arrives, and says "unavailable" after WATCHDOG_MS of that. A slow
@@ -56,7 +63,10 @@ function onMessage(event) {
   heard = true;
   if (message.type === "progress") quiet = 0;
   else if (message.type === "pong") answered = true;
-  else if (message.type === "ready") setState("ready");
+  else if (message.type === "ready") {
+    performance.mark("calc:ready", { detail: { boot: message.boot, fallback: message.fallback } });
+    setState("ready");
+  }
   else if (message.type === "unavailable") setState("unavailable", message.reason);
   else if (pending.has(message.id)) {
     pending.get(message.id)(message);
@@ -69,6 +79,7 @@ export function startRuntime() {
   if (worker !== null) return;
   worker = new Worker(new URL("./calc-worker.mjs", import.meta.url), { type: "module", name: "calc" });
   worker.addEventListener("message", onMessage);
+  worker.postMessage({ type: "start", snapshot: !savingData() && !slowConnection() });
   worker.addEventListener("error", (event) => {
     event.preventDefault(); // reported in the page as "unavailable", not as a console error
     setState("unavailable", "the Python worker could not start");
@@ -93,4 +104,32 @@ export function request(body) {
     pending.set(id, resolve);
     worker.postMessage({ id, request: body });
   });
+}
+
+/** The reader asked to save data: the Save-Data hint, or the prefers-reduced-data media feature. */
+export function savingData() {
+  return navigator.connection?.saveData === true || matchMedia("(prefers-reduced-data: reduce)").matches;
+}
+
+/** The connection is slow (2G or 3G class, where the browser says so): the memory snapshot, 6.7 MB more to
+ * fetch than a normal boot, would cost more time than it saves. */
+function slowConnection() {
+  return /(^|-)[23]g$/.test(navigator.connection?.effectiveType ?? "");
+}
+
+/** Start the worker when the browser is next idle (after the page's own work), unless the reader asks
+ * to save data or `signal` aborts first (the reader left the page). */
+export function startWhenIdle(signal) {
+  if (worker !== null || savingData()) return;
+  const start = () => {
+    if (!signal.aborted) startRuntime();
+  };
+  if ("requestIdleCallback" in self) {
+    const handle = requestIdleCallback(start);
+    signal.addEventListener("abort", () => cancelIdleCallback(handle), { once: true });
+  } else if (document.readyState === "complete") {
+    setTimeout(start, 0); // no idle callbacks (Safari): after the page has loaded
+  } else {
+    addEventListener("load", () => setTimeout(start, 0), { once: true, signal });
+  }
 }

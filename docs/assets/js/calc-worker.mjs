@@ -1,24 +1,40 @@
 // The one module worker that owns Pyodide and the calc wheel (see calc-runtime.mjs).
 //
-// Start-up: boot Pyodide while reading assets/runtime/manifest.json and fetching the wheel it
-// names; check the wheel's sha256 against the manifest; unpack it into site-packages; import
-// calc.page.
-// Then it posts {type: "ready"} or {type: "unavailable", reason}.
+// Start-up: read assets/runtime/manifest.json; fetch the wheel it names and, when it names one, the
+// memory snapshot of Pyodide with calc imported (hooks/snapshot.mjs), both checked against their
+// sha256; start Pyodide from the snapshot, or boot it normally when the snapshot cannot be had or
+// used (reported as the reason for the fallback, never as a failure); unpack the wheel into
+// site-packages (a snapshot holds memory, not files: what calc imports lazily is read from there);
+// import calc.page.
+// Then it posts {type: "ready", boot: "snapshot" | "normal", fallback} or {type: "unavailable", reason}.
 //
 // Health, for the page's watchdog (calc-runtime.mjs): Pyodide does not reject when one of its own
 // files fails (a blocked .wasm leaves it waiting), so every fetch of this worker, ours and
 // Pyodide's, is watched: the first that fails ends the start at once, and each piece of data that
-// arrives is posted as {type: "progress"}. The page also sends {type: "ping"}, answered with
+// arrives is posted as {type: "progress"}, at most one every PROGRESS_MS (20 MB arrive in hundreds of
+// pieces, each of which would otherwise be a task on the page's main thread). The page also sends {type: "ping"}, answered with
 // {type: "pong"} whenever this thread is free: a worker that answers but receives nothing is waiting
 // on a network that has stopped; one that does not answer is busy starting Python.
 //
-// Protocol, page -> worker: {id, request} where request is what calc.page.page_request
-// takes ({op: "evaluate", command, inputs} or {op: "ring", ranks}), or {type: "ping"}.
+// Protocol, page -> worker: first {type: "start", snapshot} (whether to try the snapshot: not when
+// the reader saves data or the connection is slow, as the snapshot doubles the bytes to fetch);
+// then {id, request} where request is what calc.page.page_request takes
+// ({op: "evaluate", command, inputs} or {op: "ring", ranks}), or {type: "ping"}.
 // Worker -> page: {id, answer} (the parsed JSON that page_request returns) or
 // {id, failure} when the runtime is unavailable or Python raised something unexpected.
 import { loadPyodide } from "../vendor/pyodide/pyodide.mjs";
 
-self.postMessage({ type: "progress" }); // this module and Pyodide's loader have arrived
+const PROGRESS_MS = 250; // well within the page watchdog's 1 s tick
+let lastProgress = -Infinity;
+
+function progress() {
+  const now = performance.now();
+  if (now - lastProgress < PROGRESS_MS) return;
+  lastProgress = now;
+  self.postMessage({ type: "progress" });
+}
+
+progress(); // this module and Pyodide's loader have arrived
 
 const fetchFromNetwork = self.fetch.bind(self);
 let fetchFailed;
@@ -33,7 +49,7 @@ function reportProgress(response) {
   const reader = response.clone().body?.getReader();
   const next = () => reader.read().then(({ done }) => {
     if (done) return;
-    self.postMessage({ type: "progress" });
+    progress();
     return next();
   });
   if (reader) next().catch(() => {}); // a failed body is reported by whoever reads the response
@@ -54,7 +70,7 @@ self.fetch = async (input, init) => {
     fetchFailed(new Error(`${name}: HTTP ${response.status}`));
     return response;
   }
-  self.postMessage({ type: "progress" });
+  progress();
   return reportProgress(response);
 };
 
@@ -81,27 +97,67 @@ async function verifiedWheel(manifest) {
   return bytes;
 }
 
+/** The snapshot's memory, inflated, once its gzip bytes match the manifest. Fetched past the
+ * watched fetch: a snapshot that cannot be had means a normal boot, not a failed start. */
+async function snapshotMemory(manifest) {
+  const info = manifest.snapshot;
+  if (!info) throw new Error("the manifest names no snapshot");
+  const url = new URL(info.file, MANIFEST_URL);
+  const response = await fetchFromNetwork(url);
+  if (!response.ok) throw new Error(`${url.pathname}: HTTP ${response.status}`);
+  const gz = new Uint8Array(await reportProgress(response).arrayBuffer());
+  const actual = await sha256Hex(gz);
+  if (actual !== info.sha256) throw new Error(`the snapshot does not match its manifest (sha256 ${actual.slice(0, 12)}…)`);
+  const memory = new Response(new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip")));
+  return new Uint8Array(await memory.arrayBuffer());
+}
+
+const OPTIONS = { indexURL: PYODIDE_URL, packages: [], stdout: () => {}, stderr: () => {} };
+
+let configure;
+const config = new Promise((resolve) => {
+  configure = resolve;
+});
+
+/** Pyodide from the snapshot when it is wanted and can be had and used; otherwise booted as usual. */
+async function bootPyodide(manifest) {
+  const memory = Promise.all([manifest, config]).then(([info, { snapshot }]) => {
+    if (!snapshot) throw new Error("not wanted: the reader saves data or the connection is slow");
+    return snapshotMemory(info);
+  });
+  memory.catch(() => {}); // a missing snapshot is reported as the fallback's reason below
+  try {
+    // Pyodide fetches its .wasm, stdlib and lock file while the snapshot is still arriving.
+    return { pyodide: await loadPyodide({ ...OPTIONS, _loadSnapshot: memory }), boot: "snapshot", fallback: "" };
+  } catch (error) {
+    const fallback = String(error?.message ?? error);
+    return { pyodide: await loadPyodide(OPTIONS), boot: "normal", fallback };
+  }
+}
+
 async function start() {
-  // The wheel is fetched and checked while Pyodide boots (both from this site).
+  // The wheel is fetched and checked while Pyodide starts (both from this site).
   const manifest = fetchBytes(MANIFEST_URL).then((bytes) => JSON.parse(new TextDecoder().decode(bytes)));
   const wheel = manifest.then(verifiedWheel);
   wheel.catch(() => {}); // reported through the await below, not as an unhandled rejection
-  const pyodide = await loadPyodide({ indexURL: PYODIDE_URL, packages: [], stdout: () => {}, stderr: () => {} });
+  const { pyodide, boot, fallback } = await bootPyodide(manifest);
   const expected = (await manifest).pyodide;
   if (pyodide.version !== expected) {
     throw new Error(`Pyodide ${pyodide.version} was served, but the wheel was built for ${expected}`);
   }
   const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
   pyodide.unpackArchive(await wheel, "wheel", { extractDir: sitePackages });
-  // An owned proxy of calc.page.page_request, kept for the worker's lifetime.
-  const pageRequest = pyodide.runPython("from calc.page import page_request\npage_request");
-  return { pageRequest, version: pyodide.version };
+  // An owned proxy of calc.page.page_request, kept for the worker's lifetime (from a snapshot,
+  // calc.page is imported already and this only looks it up).
+  const pageRequest = pyodide.runPython("import importlib\nimportlib.invalidate_caches()\n" +
+    "from calc.page import page_request\npage_request");
+  return { pageRequest, version: pyodide.version, boot, fallback };
 }
 
 const runtime = Promise.race([start(), failure]);
 
 runtime.then(
-  ({ version }) => self.postMessage({ type: "ready", pyodide: version }),
+  ({ version, boot, fallback }) => self.postMessage({ type: "ready", pyodide: version, boot, fallback }),
   (error) => self.postMessage({ type: "unavailable", reason: String(error?.message ?? error) }),
 );
 
@@ -116,6 +172,10 @@ function answer(pageRequest, request) {
 }
 
 self.addEventListener("message", async (event) => {
+  if (event.data.type === "start") {
+    configure(event.data);
+    return;
+  }
   if (event.data.type === "ping") {
     self.postMessage({ type: "pong" });
     return;
