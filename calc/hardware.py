@@ -302,6 +302,25 @@ DEFAULT_RESERVE = 2 * GIB
 _CUSTOM = "custom"
 
 
+def _template(gpu: Profile | None, profile_name: str | None, **fields: float | None) -> Profile:
+    """The profile the fields override: ``gpu``, the named one, or (with every field in ``fields``
+    given) a custom GPU with the H100 profile's efficiencies."""
+    if gpu is not None:
+        return gpu
+    if profile_name is not None:
+        return profile(profile_name)
+    for name, value in fields.items():
+        if value is None:
+            raise CalcError(name, "given when no hardware.profile is named", "")
+    return replace(PROFILES["h100-sxm5-80gb"], name=_CUSTOM, title="custom GPU",
+                   sources=MappingProxyType({"efficiencies": "the h100-sxm5-80gb profile's"}))
+
+
+def pick(value, default):
+    """``value``, or ``default`` when it is None (a field left to the profile)."""
+    return default if value is None else value
+
+
 def hardware(gpus: int, device_memory: float | None = None, flops_per_gpu: float | None = None,
              intra_node_bandwidth: float | None = None, inter_node_bandwidth: float | None = None,
              startup: float | None = None, gpus_per_node: int | None = None,
@@ -324,17 +343,9 @@ def hardware(gpus: int, device_memory: float | None = None, flops_per_gpu: float
     ...
     calc.errors.CalcError: gpus must be a multiple of gpus_per_node (8) or at most one node, got 12
     """
-    base = gpu if gpu is not None else profile(profile_name) if profile_name is not None else None
-    if base is None:
-        for name, value in (("device_memory", device_memory), ("flops_per_gpu", flops_per_gpu),
-                            ("intra_node_bandwidth", intra_node_bandwidth),
-                            ("inter_node_bandwidth", inter_node_bandwidth), ("hbm_bandwidth", hbm_bandwidth)):
-            if value is None:
-                raise CalcError(name, "given when no hardware.profile is named", "")
-        template = replace(PROFILES["h100-sxm5-80gb"], name=_CUSTOM, title="custom GPU",
-                           sources=MappingProxyType({"efficiencies": "the h100-sxm5-80gb profile's"}))
-    else:
-        template = base
+    template = _template(gpu, profile_name, device_memory=device_memory, flops_per_gpu=flops_per_gpu,
+                         intra_node_bandwidth=intra_node_bandwidth, inter_node_bandwidth=inter_node_bandwidth,
+                         hbm_bandwidth=hbm_bandwidth)
     if dtype not in template.peak_flops and flops_per_gpu is None:
         raise CalcError("precision", f"a data type {template.name} runs ({', '.join(template.peak_flops)})", dtype)
     g = count("gpus", gpus, maximum=MAX_GPUS)
@@ -342,9 +353,6 @@ def hardware(gpus: int, device_memory: float | None = None, flops_per_gpu: float
                 maximum=MAX_GPUS_PER_NODE)
     if g > gpn and g % gpn:
         raise CalcError("gpus", f"a multiple of gpus_per_node ({gpn}) or at most one node", g)
-
-    def pick(value, default):
-        return default if value is None else value
 
     mem = real("device_memory", pick(device_memory, template.memory_bytes), maximum=MAX_BYTES, unit="bytes")
     res = real("reserve", pick(reserve, DEFAULT_RESERVE), maximum=MAX_BYTES, allow_minimum=True, unit="bytes")

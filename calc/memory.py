@@ -206,24 +206,10 @@ class Activations:
     total_bytes: float  #: stored + working
 
 
-def activations(
-    seq_len: int,
-    micro_batch: int,
-    hidden: int,
-    heads: int,
-    layers: int,
-    *,
-    tensor_parallel: int = 1,
-    sequence_parallel: bool = False,
-    recompute: str = "none",
-    pipeline_parallel: int = 1,
-    interleave: int = 1,
-    microbatches: int | None = None,
-    kv_heads: int | None = None,
-    ffn_hidden: int | None = None,
-    gated_mlp: bool = False,
-    context_parallel: int = 1,
-) -> Activations:
+def activations(seq_len: int, micro_batch: int, hidden: int, heads: int, layers: int, *, tensor_parallel: int = 1,
+                sequence_parallel: bool = False, recompute: str = "none", pipeline_parallel: int = 1,
+                interleave: int = 1, microbatches: int | None = None, kv_heads: int | None = None,
+                ffn_hidden: int | None = None, gated_mlp: bool = False, context_parallel: int = 1) -> Activations:
     """First stage under 1F1B: ``per_layer × (l/p) × min(p, m)`` = ``l`` layers' worth when ``m >= p``.
 
     Interleaved: ``× (1 + (p−1)/(p·v))`` (``l`` must split into ``p·v`` chunks). The split must

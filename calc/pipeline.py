@@ -179,33 +179,10 @@ def _order(kind: str, stage: int, p: int, m: int, v: int) -> list[tuple[str, int
     return order
 
 
-def schedule(kind: str, stages: int, microbatches: int, interleave: int = 1, backward_slots: int = 2) -> Schedule:
-    """Generate the timeline of ``kind`` (gpipe, 1f1b, interleaved); makespan ``(v·m + p − 1)·(1 + t_b)``.
-
-    A forward takes 1 slot and a backward ``backward_slots`` (2: the usual
-    ``t_b = 2·t_f``). For GPipe and 1F1B the bubble is ``(p−1)/m``; interleaved
-    ``(p−1)/(v·m)``. Sources: Huang et al. 2019 (GPipe); Narayanan et al. 2021
-    §2.2 (1F1B from PipeDream-Flush, and the interleaved schedule, Fig. 4).
-
-    >>> s = schedule("1f1b", 4, 8)
-    >>> s.makespan_slots, s.bubble_fraction, s.peak_in_flight
-    (33, 0.375, (4, 3, 2, 1))
-    >>> schedule("interleaved", 4, 8, 2).bubble_fraction
-    0.1875
-    """
-    if kind not in SCHEDULES:
-        raise CalcError("schedule", "one of " + ", ".join(SCHEDULES), kind)
-    p = count("pipeline_parallel", stages)
-    m = count("microbatches", microbatches)
-    v = count("interleave", interleave, maximum=MAX_INTERLEAVE)
-    tb = count("backward_slots", backward_slots, maximum=16)
-    if kind != "interleaved" and v != 1:
-        raise CalcError("interleave", f"1 for the {kind} schedule", v)
-    if kind == "interleaved":
-        check_interleave(p, m, v)
-    if 2 * p * m * v > MAX_SCHEDULE_OPS:
-        raise CalcError("pipeline_parallel × microbatches × interleave",
-                        f"<= {MAX_SCHEDULE_OPS // 2} to draw a schedule", p * m * v)
+def _simulate(kind: str, p: int, m: int, v: int, tb: int) -> list[Op]:
+    """Run each stage's order (:func:`_order`) as soon as its dependency has ended: a forward needs the
+    previous virtual stage's forward of that microbatch, a backward the next one's backward (the last
+    virtual stage's, its own forward). Returns the operations with their start slots."""
     orders = [_order(kind, s, p, m, v) for s in range(p)]
     done: dict[tuple[str, int, int], int] = {}  # (kind, virtual stage, microbatch) -> end slot
     free = [0] * p
@@ -234,8 +211,39 @@ def schedule(kind: str, stages: int, microbatches: int, interleave: int = 1, bac
                 progressed = True
         if not progressed:  # pragma: no cover - the orders above never deadlock
             raise AssertionError(f"{kind} schedule deadlocked")
+    return ops
+
+
+def schedule(kind: str, stages: int, microbatches: int, interleave: int = 1, backward_slots: int = 2) -> Schedule:
+    """Generate the timeline of ``kind`` (gpipe, 1f1b, interleaved); makespan ``(v·m + p − 1)·(1 + t_b)``.
+
+    A forward takes 1 slot and a backward ``backward_slots`` (2: the usual
+    ``t_b = 2·t_f``). For GPipe and 1F1B the bubble is ``(p−1)/m``; interleaved
+    ``(p−1)/(v·m)``. Sources: Huang et al. 2019 (GPipe); Narayanan et al. 2021
+    §2.2 (1F1B from PipeDream-Flush, and the interleaved schedule, Fig. 4).
+
+    >>> s = schedule("1f1b", 4, 8)
+    >>> s.makespan_slots, s.bubble_fraction, s.peak_in_flight
+    (33, 0.375, (4, 3, 2, 1))
+    >>> schedule("interleaved", 4, 8, 2).bubble_fraction
+    0.1875
+    """
+    if kind not in SCHEDULES:
+        raise CalcError("schedule", "one of " + ", ".join(SCHEDULES), kind)
+    p = count("pipeline_parallel", stages)
+    m = count("microbatches", microbatches)
+    v = count("interleave", interleave, maximum=MAX_INTERLEAVE)
+    tb = count("backward_slots", backward_slots, maximum=16)
+    if kind != "interleaved" and v != 1:
+        raise CalcError("interleave", f"1 for the {kind} schedule", v)
+    if kind == "interleaved":
+        check_interleave(p, m, v)
+    if 2 * p * m * v > MAX_SCHEDULE_OPS:
+        raise CalcError("pipeline_parallel × microbatches × interleave",
+                        f"<= {MAX_SCHEDULE_OPS // 2} to draw a schedule", p * m * v)
+    ops = _simulate(kind, p, m, v, tb)
     ops.sort(key=lambda o: (o.stage, o.start))
-    makespan = max(free)
+    makespan = max(o.start + o.duration for o in ops)
     ideal = v * m * (1 + tb)
     peaks = []
     for s in range(p):

@@ -61,6 +61,7 @@ Rajbhandari et al. 2020 (ZeRO); Zhao et al. 2023 (PyTorch FSDP); Liu et al. 2023
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from math import fsum
 
@@ -646,50 +647,56 @@ def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageSha
     return params_b, grads_b, opt_b, acts, buffers
 
 
-def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangement, s: int) -> StageCost:
-    """Memory and time of stage ``s`` (the model's assumptions are in the module docstring)."""
-    m, hw, prec = w.m, w.hw, w.prec
-    t, p, c, e, v, z = par.tensor, par.pipeline, par.context, par.expert, par.interleave, par.zero
+@dataclass(frozen=True, slots=True)
+class _MicrobatchWork:
+    """One stage's compute for one microbatch (seconds), as the communication terms need it."""
+
+    compute: float  #: forward + backward + recompute (+ the output head on the last stage)
+    backward: float  #: backward + recompute: what gradient reductions hide behind
+    gemm: float  #: the GEMMs: what TP communication overlap hides behind
+    attention_forward: float
+    attention_backward: float
+    slowdown: float  #: how much overlapped communication slows the kernels it runs beside
+
+
+def _microbatch_work(w: Workload, par: Parallel, micro: int, n_den: int, n_moe: int, last: bool) -> _MicrobatchWork:
+    """Sum the dense and MoE layers' :func:`calc.work.layer_work` of one stage for one microbatch."""
+    t, c, e = par.tensor, par.context, par.expert
     sp = par.sequence_parallel and t > 1
-    sh, lay = arr.shape(s), arr.layout
-    n_s, n_moe = sh.layers, sh.moe_layers
-    n_den = n_s - n_moe
-    dense, experts = sh.dense_params, sh.expert_params
-    params_b, grads_b, opt_b, acts, buffers = _stage_memory(w, par, micro, mbs, sh)
+    works = [(n, w.layer(micro, t, c, e, sp, par.recompute, moe)) for n, moe in ((n_den, False), (n_moe, True)) if n]
 
-    # compute of one microbatch
-    wd = w.layer(micro, t, c, e, sp, par.recompute, False) if n_den else None
-    wm = w.layer(micro, t, c, e, sp, par.recompute, True) if n_moe else None
-    compute = (n_den * wd.total_s if wd else 0.0) + (n_moe * wm.total_s if wm else 0.0)
-    backward = (n_den * (wd.backward_s + wd.recompute_s) if wd else 0.0) + \
-        (n_moe * (wm.backward_s + wm.recompute_s) if wm else 0.0)
-    gemm = (n_den * wd.gemm_s if wd else 0.0) + (n_moe * wm.gemm_s if wm else 0.0)
-    slowdown = w.slowdown(micro, t, c, e, sp, par.recompute, n_den == 0)
-    if s == p - 1:
-        compute += w.head(micro, t, c)
+    def total(f) -> float:
+        return sum(n * f(lw) for n, lw in works)
 
-    # communication of one microbatch
-    ab, pb, gb = prec.activation_bytes, prec.param_bytes, prec.grad_bytes
+    compute = total(lambda lw: lw.total_s) + (w.head(micro, t, c) if last else 0.0)
+    return _MicrobatchWork(compute, total(lambda lw: lw.backward_s + lw.recompute_s), total(lambda lw: lw.gemm_s),
+                           total(lambda lw: lw.attention_forward_s), total(lambda lw: lw.attention_backward_s),
+                           w.slowdown(micro, t, c, e, sp, par.recompute, n_den == 0))
+
+
+def _model_parallel_times(w: Workload, par: Parallel, micro: int, lay, n_s: int, n_moe: int,
+                          mw: _MicrobatchWork) -> tuple[float, float, float, float]:
+    """(TP, CP, EP, PP) seconds of one stage for one microbatch, what overlap leaves exposed included."""
+    m, ab = w.m, w.prec.activation_bytes
+    t, p, c, e, v = par.tensor, par.pipeline, par.context, par.expert, par.interleave
+    sp = par.sequence_parallel and t > 1
     strides = lay.strides
     s_local = m.seq_len // c
     act_payload = micro * s_local * m.hidden * ab
-    tp_s = cp_s = ep_s = pp_s = z_s = 0.0
+    tp_s = cp_s = ep_s = pp_s = 0.0
     if t > 1:
         tp = ((1, t),)
         one = (w.collective("all-gather", tp, act_payload) + w.collective("reduce-scatter", tp, act_payload)) \
             if sp else w.collective("all-reduce", tp, act_payload)
         tp_s = n_s * TP_CALLS[par.recompute] * one
         if par.tp_comm_overlap:
-            tp_s = _overlapped(tp_s, gemm, slowdown)
+            tp_s = _overlapped(tp_s, mw.gemm, mw.slowdown)
     if c > 1:  # ring attention: c − 1 exchanges per pass, each overlapping one step's attention kernel
-        cp = ((strides["context"], c),)
         chunk = 2 * micro * s_local * kv_hidden_per_rank(m, t) * ab  # one rank's K and V
-        step = w.collective("send-recv", cp, chunk)
-        a_f = (n_den * wd.attention_forward_s if wd else 0.0) + (n_moe * wm.attention_forward_s if wm else 0.0)
-        a_b = (n_den * wd.attention_backward_s if wd else 0.0) + (n_moe * wm.attention_backward_s if wm else 0.0)
+        step = w.collective("send-recv", ((strides["context"], c),), chunk)
         forwards = 2 if par.recompute == "full" else 1
-        cp_s = (c - 1) * (forwards * n_s * _overlapped(step, a_f / n_s / c, slowdown)
-                          + n_s * _overlapped(2 * step, a_b / n_s / c, slowdown))  # K/V and dK/dV back
+        cp_s = (c - 1) * (forwards * n_s * _overlapped(step, mw.attention_forward / n_s / c, mw.slowdown)
+                          + n_s * _overlapped(2 * step, mw.attention_backward / n_s / c, mw.slowdown))  # dK/dV back
     if e > 1 and n_moe:
         payload = micro * s_local * m.hidden * m.top_k * ab / (t if sp else 1)
         ep_s = n_moe * EP_CALLS[par.recompute] * w.collective("all-to-all", ((strides["expert"], e),), payload)
@@ -697,44 +704,75 @@ def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangemen
         # per microbatch and chunk: the activation goes on (received from the stage before) and its
         # gradient comes back; each rank sends its 1/t (Megatron's scatter/gather, §4.1)
         pp_s = 2 * v * w.collective("send-recv", ((strides["pipeline"], p),), act_payload / t)
-    dp, edp = _dp_axes(lay, par, False), _dp_axes(lay, par, True)
+    return tp_s, cp_s, ep_s, pp_s
 
-    per_layer_calls = n_s * (layer_tensors(m) if par.zero3_gather == "tensor" else 1)
+
+def _over_dp(w: Workload, par: Parallel, lay, n_s: int) -> Callable[..., float]:
+    """``over_dp(op, dense_bytes, expert_bytes, per_layer=False)``: an ``op`` over each weight's DP group,
+    in per-layer calls (ZeRO-2/3) or in gradient buckets (:func:`dp_calls`)."""
+    dp, edp = _dp_axes(lay, par, False), _dp_axes(lay, par, True)
+    per_layer_calls = n_s * (layer_tensors(w.m) if par.zero3_gather == "tensor" else 1)
 
     def over_dp(op: str, n_dense: float, n_expert: float, per_layer: bool = False) -> float:
-        """An ``op`` over each weight's DP group, in per-layer calls (ZeRO-2/3) or gradient buckets."""
         total = 0.0
         for axes, n in ((dp, n_dense), (edp, n_expert)):
-            calls = dp_calls(n / max(1, prec.param_bytes) if not per_layer else 0, axes,
+            calls = dp_calls(n / max(1, w.prec.param_bytes) if not per_layer else 0, axes,
                              per_layer_calls if per_layer else 0)
             total += calls * w.collective(op, axes, n / calls) if n > 0 else 0.0
         return total
 
-    if z >= 2:
-        rs = over_dp("reduce-scatter", gb * dense, gb * experts, per_layer=True)
-        if z == 2:
-            z_s = _overlapped(rs, backward, slowdown)
-        else:  # prefetched one layer ahead: the first layer's gather is exposed, the rest hide behind compute
-            ag = over_dp("all-gather", pb * dense, pb * experts, per_layer=True)
-            fwd = compute - backward
-            regather = ag if (par.zero3_gather == "tensor" and par.recompute == "full") else 0.0
-            z_s = ag / max(1, n_s) + _overlapped(ag, fwd, slowdown) + _overlapped(ag + regather + rs, backward,
-                                                                                 slowdown)
-    t_mb = compute + tp_s + cp_s + ep_s + pp_s + z_s
+    return over_dp
+
+
+def _zero_time(par: Parallel, over_dp: Callable[..., float], dense: float, experts: float, n_s: int,
+               mw: _MicrobatchWork, pb: float, gb: float) -> float:
+    """ZeRO-2/3's per-microbatch gradient reduce-scatter (and ZeRO-3's parameter gathers), exposed part."""
+    z = par.zero
+    if z < 2:
+        return 0.0
+    rs = over_dp("reduce-scatter", gb * dense, gb * experts, per_layer=True)
+    if z == 2:
+        return _overlapped(rs, mw.backward, mw.slowdown)
+    # prefetched one layer ahead: the first layer's gather is exposed, the rest hide behind compute
+    ag = over_dp("all-gather", pb * dense, pb * experts, per_layer=True)
+    regather = ag if (par.zero3_gather == "tensor" and par.recompute == "full") else 0.0
+    return ag / max(1, n_s) + _overlapped(ag, mw.compute - mw.backward, mw.slowdown) \
+        + _overlapped(ag + regather + rs, mw.backward, mw.slowdown)
+
+
+def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangement, s: int) -> StageCost:
+    """Memory and time of stage ``s`` (the model's assumptions are in the module docstring).
+
+    Per microbatch: compute, then each axis's exposed communication (:func:`_model_parallel_times`,
+    :func:`_zero_time`); after the last microbatch: the gradient reduction, the optimizer step and
+    ZeRO-1/2's parameter gather (the *tail*).
+    """
+    hw, prec, z = w.hw, w.prec, par.zero
+    sh, lay = arr.shape(s), arr.layout
+    n_s, n_moe = sh.layers, sh.moe_layers
+    dense, experts = sh.dense_params, sh.expert_params
+    params_b, grads_b, opt_b, acts, buffers = _stage_memory(w, par, micro, mbs, sh)
+    mw = _microbatch_work(w, par, micro, n_s - n_moe, n_moe, s == par.pipeline - 1)
+    tp_s, cp_s, ep_s, pp_s = _model_parallel_times(w, par, micro, lay, n_s, n_moe, mw)
+    pb, gb = prec.param_bytes, prec.grad_bytes
+    over_dp = _over_dp(w, par, lay, n_s)
+    z_s = _zero_time(par, over_dp, dense, experts, n_s, mw, pb, gb)
+    t_mb = mw.compute + tp_s + cp_s + ep_s + pp_s + z_s
 
     # after the last microbatch
     reduce_s = reduce_exposed = gather_exposed = 0.0
     if z <= 1:
         reduce_s = over_dp("all-reduce" if z == 0 else "reduce-scatter", gb * dense, gb * experts)
-        reduce_exposed = _overlapped(reduce_s, backward, slowdown) if par.overlap_grad_reduce else reduce_s
+        reduce_exposed = _overlapped(reduce_s, mw.backward, mw.slowdown) if par.overlap_grad_reduce else reduce_s
     if z in (1, 2):
         gather = over_dp("all-gather", pb * dense, pb * experts)
-        gather_exposed = _overlapped(gather, compute - backward, slowdown) if par.overlap_param_gather else gather
-    n_dp, n_edp = par.data * c * e, par.data * c
+        gather_exposed = _overlapped(gather, mw.compute - mw.backward, mw.slowdown) if par.overlap_param_gather \
+            else gather
+    n_dp, n_edp = par.data * par.context * par.expert, par.data * par.context
     shard = dense / (n_dp if z >= 1 else 1) + experts / (n_edp if z >= 1 else 1)
     opt_s = optimizer_time(hw, shard, pb, gb, prec.optimizer_bytes)
     tail = reduce_exposed + opt_s + gather_exposed
-    return StageCost(s, n_s, n_moe, dense, experts, params_b, grads_b, opt_b, acts, buffers, compute, tp_s, cp_s,
+    return StageCost(s, n_s, n_moe, dense, experts, params_b, grads_b, opt_b, acts, buffers, mw.compute, tp_s, cp_s,
                      ep_s, pp_s, z_s, t_mb, reduce_s, reduce_exposed, opt_s, gather_exposed, tail)
 
 
@@ -913,46 +951,38 @@ def _row(strategy: str, op: str, what: str, link: Link, n: float, calls: int, st
                          total if exposed is None else min(total, exposed), stage, sent / one if one > 0 else 0.0)
 
 
-def communications(w: Workload, par: Parallel, est: Estimate, lay: Layout) -> tuple[Communication, ...]:
-    """Every transfer of one step on the slowest stage (per-microbatch ones) or the tail stage (the rest).
+def _shared(new: list, exposed_total: float) -> list[Communication]:
+    """The rows of ``new`` (None dropped) with ``exposed_total`` spread over them in proportion to their times."""
+    made = [r for r in new if r is not None]
+    total = fsum(r.time_s for r in made)
+    share = exposed_total / total if total > 0 else 0.0
+    return [Communication(*(asdict(r) | {"exposed_time_s": r.time_s * share}).values()) for r in made]
 
-    Exposed times are those :func:`stage_cost` charged, spread over a strategy's rows in
-    proportion to their times.
-    """
-    m, prec = w.m, w.prec
-    t, p, c, e, v, z = par.tensor, par.pipeline, par.context, par.expert, par.interleave, par.zero
+
+def _model_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout, slow: StageCost) -> list:
+    """The TP, CP, EP and PP transfers of one step on the slowest stage."""
+    m, ab, gb = w.m, w.prec.activation_bytes, w.prec.grad_bytes
+    t, p, c, e, v = par.tensor, par.pipeline, par.context, par.expert, par.interleave
     sp = par.sequence_parallel and t > 1
-    mbs = est.microbatches_per_step
-    slow = next(sc for sc in est.stages if sc.stage == est.slowest_stage)
-    tail = next(sc for sc in est.stages if sc.stage == est.tail_stage)
-    ab, pb, gb = prec.activation_bytes, prec.param_bytes, prec.grad_bytes
-    micro, s_local = est.micro_batch, m.seq_len // c
-    rows: list[Communication | None] = []
-
-    def shared(new: list, exposed_total: float) -> list:
-        made = [r for r in new if r is not None]
-        total = fsum(r.time_s for r in made)
-        share = exposed_total / total if total > 0 else 0.0
-        return [Communication(*(asdict(r) | {"exposed_time_s": r.time_s * share}).values()) for r in made]
-
+    mbs, micro, s_local, n_s = est.microbatches_per_step, est.micro_batch, m.seq_len // c, slow.layers
     act = micro * s_local * m.hidden * ab
-    n_s = slow.layers
+    rows: list = []
     if t > 1:
         link = w.link(((1, t),))
         calls = n_s * TP_CALLS[par.recompute] * mbs
         ops = (("all-gather", "layer activations (sequence parallel)"),
                ("reduce-scatter", "layer activations (sequence parallel)")) if sp else \
             (("all-reduce", "layer activations"),)
-        rows += shared([_row("tensor", op, what, link, act, calls, slow.stage) for op, what in ops],
-                       slow.tensor_s * mbs)
+        rows += _shared([_row("tensor", op, what, link, act, calls, slow.stage) for op, what in ops],
+                        slow.tensor_s * mbs)
     if c > 1:  # ring attention: c − 1 sends of one rank's K and V per pass, and of dK, dV in the backward
         link = w.link(((lay.strides["context"], c),))
         chunk = 2 * micro * s_local * kv_hidden_per_rank(m, t) * ab
         forwards = 2 if par.recompute == "full" else 1
-        rows += shared([_row("context", "send-recv", "keys and values around the ring", link, chunk,
-                             n_s * (c - 1) * (forwards + 1) * mbs, slow.stage),
-                        _row("context", "send-recv", "key and value gradients around the ring", link, chunk,
-                             n_s * (c - 1) * mbs, slow.stage)], slow.context_s * mbs)
+        rows += _shared([_row("context", "send-recv", "keys and values around the ring", link, chunk,
+                              n_s * (c - 1) * (forwards + 1) * mbs, slow.stage),
+                         _row("context", "send-recv", "key and value gradients around the ring", link, chunk,
+                              n_s * (c - 1) * mbs, slow.stage)], slow.context_s * mbs)
     if e > 1 and slow.moe_layers:
         link = w.link(((lay.strides["expert"], e),))
         payload = act * m.top_k / (t if sp else 1)
@@ -966,10 +996,17 @@ def communications(w: Workload, par: Parallel, est: Estimate, lay: Layout) -> tu
             link2 = w.link(((lay.strides["pipeline"] * (p - 1), 2),))
             rows.append(_row("pipeline", "all-reduce", "tied embedding gradients (first and last stage)", link2,
                              gb * -(-m.vocab // t) * m.hidden, 1, p - 1))
+    return rows
+
+
+def _data_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout, slow: StageCost,
+                        tail: StageCost) -> list:
+    """The DP/ZeRO transfers: gradient reduction and weight gathers, dense and expert weights apart."""
+    m, pb, gb, z, mbs = w.m, w.prec.param_bytes, w.prec.grad_bytes, par.zero, est.microbatches_per_step
     dp_rows: list = []
     for label, axes, expert in (("", _dp_axes(lay, par, False), False), ("expert ", _dp_axes(lay, par, True), True)):
         link = w.link(axes)
-        if z <= 1 or z == 2:  # after the last microbatch, on the stage whose tail is longest
+        if z <= 2:  # after the last microbatch, on the stage whose tail is longest
             params = tail.expert_params if expert else tail.dense_params
             buckets = dp_calls(params, axes)
             if z <= 1:
@@ -987,9 +1024,22 @@ def communications(w: Workload, par: Parallel, est: Estimate, lay: Layout) -> tu
                 dp_rows.append(("zero", _row("data", "all-gather",
                                              label + "weights (before each forward and backward, by layer)", link,
                                              pb * params / per_layer, per_layer * gathers * mbs, slow.stage)))
+    rows: list = []
     for kind, exposed in (("reduce", tail.grad_reduce_exposed_s), ("gather", tail.param_gather_exposed_s),
                           ("zero", slow.zero_s * mbs)):
-        rows += shared([r for k, r in dp_rows if k == kind], exposed)
+        rows += _shared([r for k, r in dp_rows if k == kind], exposed)
+    return rows
+
+
+def communications(w: Workload, par: Parallel, est: Estimate, lay: Layout) -> tuple[Communication, ...]:
+    """Every transfer of one step on the slowest stage (per-microbatch ones) or the tail stage (the rest).
+
+    Exposed times are those :func:`stage_cost` charged, spread over a strategy's rows in
+    proportion to their times.
+    """
+    slow = next(sc for sc in est.stages if sc.stage == est.slowest_stage)
+    tail = next(sc for sc in est.stages if sc.stage == est.tail_stage)
+    rows = _model_parallel_rows(w, par, est, lay, slow) + _data_parallel_rows(w, par, est, lay, slow, tail)
     return tuple(r for r in rows if r is not None)
 
 

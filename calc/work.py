@@ -100,6 +100,29 @@ def _gemms(hw: Hardware, shapes: list[tuple[int, int, int, int]], eb: float,
     return fwd, bwd
 
 
+def _attention_times(hw: Hardware, attention: str, heads: int, s_c: int, s: int, d: int, c: int, q_elements: int,
+                     eb: float, memo: dict | None) -> tuple[float, float, float]:
+    """(forward, backward, selective recompute) seconds of the attention core of one layer.
+
+    Fused (flash) kernels recompute nothing extra under selective recomputation; with context
+    parallelism, ``c`` ring steps over ``s/c`` keys each, and each step rescales the partial output
+    (fp32) and its statistics. Standard attention materialises the ``s_c × s`` scores: two batched
+    GEMMs plus softmax and dropout, all redone under selective recomputation.
+    """
+    if attention in FLASH:
+        version = 3 if attention == "flash3" else 2
+        a_fwd = flash_attention_time(hw, heads, s_c, s, d, causal=True, steps=c, version=version)
+        a_bwd = flash_attention_time(hw, heads, s_c, s, d, causal=True, backward=True, steps=c, version=version)
+        if c > 1:
+            a_fwd += memory_time(hw, (c - 1) * 3 * q_elements * 4, c - 1)
+            a_bwd += memory_time(hw, (c - 1) * 3 * q_elements * 4, c - 1)
+        return a_fwd, a_bwd, 0.0
+    scores = heads * s_c * s
+    sm = memory_time(hw, scores * (2 * eb + 2 * eb + 1), 2)  # softmax, then dropout with its mask
+    sq_f, sq_b = _gemms(hw, [(s_c, s, d, heads), (s_c, d, s, heads)], eb, memo)
+    return sq_f + sm, sq_b + BACKWARD_MEMORY_RATIO * sm, sq_f + sm
+
+
 def layer_work(m: Model, hw: Hardware, micro: int, t: int = 1, c: int = 1, e: int = 1,
                sequence_parallel: bool = False, recompute: str = "none", attention: str = "flash",
                moe: bool = False, element_bytes: float = 2.0, memo: dict | None = None) -> LayerWork:
@@ -139,21 +162,7 @@ def layer_work(m: Model, hw: Hardware, micro: int, t: int = 1, c: int = 1, e: in
     ew += T * act * (3 if m.gated_mlp else 2) * f_t * eb  # activation function
     if not m.learned_positions:
         ew += 2 * T * (h // t + kv) * eb  # rotary embeddings on Q and K
-    if attention in FLASH:  # with context parallelism, c ring steps over s/c keys each
-        version = 3 if attention == "flash3" else 2
-        a_fwd = flash_attention_time(hw, heads, s_c, s, d, causal=True, steps=c, version=version)
-        a_bwd = flash_attention_time(hw, heads, s_c, s, d, causal=True, backward=True, steps=c, version=version)
-        a_rec = 0.0
-        if c > 1:  # each step rescales the partial output (fp32) and its statistics
-            a_fwd += memory_time(hw, (c - 1) * 3 * T * (h // t) * 4, c - 1)
-            a_bwd += memory_time(hw, (c - 1) * 3 * T * (h // t) * 4, c - 1)
-    else:
-        scores = heads * s_c * s
-        sm = memory_time(hw, scores * (2 * eb + 2 * eb + 1), 2)  # softmax, then dropout with its mask
-        sq_f, sq_b = _gemms(hw, [(s_c, s, d, heads), (s_c, d, s, heads)], eb, memo)
-        a_fwd = sq_f + sm
-        a_bwd = sq_b + BACKWARD_MEMORY_RATIO * sm
-        a_rec = a_fwd
+    a_fwd, a_bwd, a_rec = _attention_times(hw, attention, heads, s_c, s, d, c, T * (h // t), eb, memo)
     ew_fwd = memory_time(hw, ew, _EW_KERNELS)
     ew_bwd = memory_time(hw, BACKWARD_MEMORY_RATIO * ew, 2 * _EW_KERNELS)
     forward = g_fwd + a_fwd + ew_fwd

@@ -19,6 +19,7 @@ from tests.browser.vectors import ATLAS_VECTORS, atlas_inputs
 from calc.api import COMMANDS, evaluate
 from calc.errors import CalcError
 from calc.presets import ATLAS_DEFAULT, PRESETS
+from calc.spec import spec_key
 
 pytestmark = pytest.mark.browser
 
@@ -31,7 +32,7 @@ def spec_json(command: str, inputs: dict[str, str], tmp_path) -> dict[str, str]:
     for p in COMMANDS[command].params:
         value = inputs.get(p.name, "")
         if p.section and value.strip() != "":
-            sections.setdefault(p.section, {})[p.name] = value
+            sections.setdefault(p.section, {})[spec_key(p.name, p.section)] = value
     path = tmp_path / "SPEC.json"
     path.write_text(json.dumps(sections))
     proc = subprocess.run([sys.executable, "-m", "calc", command, str(path), "--json"], cwd=ROOT,

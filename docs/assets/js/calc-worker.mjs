@@ -2,7 +2,7 @@
 //
 // Start-up: boot Pyodide while reading assets/runtime/manifest.json and fetching the wheel it
 // names; check the wheel's sha256 against the manifest; unpack it into site-packages; import
-// calc.series.
+// calc.page.
 // Then it posts {type: "ready"} or {type: "unavailable", reason}.
 //
 // Health, for the page's watchdog (calc-runtime.mjs): Pyodide does not reject when one of its own
