@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from . import diagram, units
 from .api import COMMANDS, evaluate, format_result
+from .commands.export import launches
 from .errors import CalcError
 from .presets import ATLAS_DEFAULT, PRESETS
 from .plan import MEMORY_TERMS, term_title
@@ -91,10 +92,12 @@ def stages_table(plan: dict) -> dict:
 
 
 def plan_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
+    """The atlas: its drawing, its tables and its launch settings (:func:`calc.commands.export.launches`)."""
     return {"figures": [diagram.atlas_layout(result)],
             "tables": {"crossings": crossings_table(result["communications"]),
                        "memory": memory_table(result["memory_per_device"]),
-                       "step": step_table(result), "stages": stages_table(result)}}
+                       "step": step_table(result), "stages": stages_table(result)},
+            "launch": launches(dict(values))}
 
 
 # ---------------------------------------------------------------------------- device-memory

@@ -201,7 +201,7 @@ def render_tool(cmd: Command, uid: str, inputs: dict[str, str], presets: list[st
         form_command(cmd), uid, inputs, FOLD, FOLD_LABEL)
     extra = ""
     if cmd.name == "plan":
-        extra = render_launch(launches(values), uid)
+        extra = render_launch(view["launch"], uid)
     elif cmd.name == "search" and view["rows"]:
         first = COMMANDS["plan"].parse(view["rows"][0]["inputs"])
         extra = render_launch(launches(first), uid, [r["rank"] for r in view["rows"]])

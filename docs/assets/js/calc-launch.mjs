@@ -2,8 +2,9 @@
 // take it, from calc in the worker ({op: "launch"}: calc.commands.export.launches), one framework
 // shown at a time, and a copy button.
 //
-// The atlas asks for its current inputs after each answer; the planner for the row chosen (the
-// answer's view.rows holds each row's inputs). Only the answer to the latest request is shown; a
+// The atlas's answer carries its launch settings (view.launch: calc.views.plan_view); the planner
+// asks for the row chosen (the answer's view.rows holds each row's inputs) with {op: "launch"}
+// (calc.commands.export.launches). Only the answer to the latest request is shown; a
 // framework that cannot run the plan shows calc's one line instead of any text, and while the plan
 // itself is not current the panel says so and nothing can be copied. Text goes in with textContent.
 import { request } from "./calc-runtime.mjs";
@@ -31,7 +32,7 @@ async function copyText(text) {
   }
 }
 
-/** Make the launch panel of `root` live; returns {update(answer, inputs), stale()} for calc-mount.mjs. */
+/** Make the launch panel of `root` live; returns {update(answer), stale()} for calc-mount.mjs. */
 export function mountLaunch(root, signal) {
   const panel = root.querySelector("[data-launch]");
   const to = panel.querySelector("[data-launch-to]");
@@ -122,11 +123,14 @@ export function mountLaunch(root, signal) {
   setCurrent(true);
 
   return {
-    update(answer, inputs) {
-      if (row) {
+    update(answer) {
+      if (answer.view?.launch) { // the atlas: computed with the plan
+        latest++;
+        showLaunch(answer.view.launch);
+      } else if (row) {
         showRows(answer.view?.rows ?? []);
         chooseRow();
-      } else refresh(inputs);
+      }
     },
     stale() {
       latest++;

@@ -123,7 +123,7 @@ function mountCalculator(root, signal) {
     if (chart && answer.chart) drawChart(chart, answer.chart, answer.text);
     if (ring && answer.chart) ring.update(String(answer.chart.ranks));
     if (view) view.update(answer);
-    launch?.update(answer, readInputs(fields));
+    launch?.update(answer);
     pin?.update(readInputs(fields));
   }
 
