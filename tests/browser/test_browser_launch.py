@@ -299,6 +299,7 @@ def test_tool_pages_use_the_width_fold_the_model_and_draw_12px_labels(browser, b
             if path != PLANNER:  # the planner draws no diagram
                 assert 12 <= smallest < 100, (path, smallest)
         page.goto(ATLAS + "?layers=48")  # a shared link that changes a folded field opens the fold
+        assert Calculator(page, "plan").wait_state("ready") == "ready"  # mounted: the link has been read
         assert page.locator("details.calc__fold").evaluate("d => d.open")
         split = page.locator('.calc__form [name="tensor_parallel"]')
         assert split.is_visible() and split.bounding_box()["y"] < page.locator("svg.draw").bounding_box()["y"]
