@@ -6,7 +6,11 @@
 and the result, so the picture and the tables are the same on both sides. A view is ``{"figures": [drawing, ...], "tables": {name: table}}``;
 a table is ``{"caption", "head": [...], "rows": [[cell, ...]], "align": "lrr…"}``,
 a cell either text or ``{"text", "href"}`` (a link the page builds as an
-``<a>`` whose ``href`` is set as an attribute, never as markup).
+``<a>`` whose ``href`` is set as an attribute, never as markup), and ``"marked"``
+lists the rows the page highlights (:func:`compare_view`: where two plans differ).
+The atlas's view also has ``"launch"`` (each framework's export of the plan:
+:func:`calc.commands.export.launches`), the planner's ``"rows"`` (each ranked plan's
+``plan`` inputs, for its launch panel).
 """
 
 from __future__ import annotations
