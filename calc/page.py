@@ -8,6 +8,14 @@ Requests::
           (:data:`calc.views.PAGE_VIEWS`)
     {"op": "ring", "ranks": TEXT}
         → {"ok": true, "ring": ...} (:func:`calc.series.ring_view`)
+    {"op": "launch", "inputs": {plan's name: text, ...}}
+        → {"ok": true, "launch": {framework: {"ok": true, "text", "targets"} or
+          {"ok": false, "param", "message"}}} (:func:`calc.commands.export.launches`: the text
+          ``python -m calc export`` prints, or the line it prints after ``error:``)
+    {"op": "compare", "pin": TEXT, "inputs": {plan's name: text, ...}}
+        → ``compare``'s answer (:func:`calc.api.page_values`) for the pinned plan (A: the atlas's
+          query string ``pin``, :func:`calc.views.pinned_inputs`) and the current one (B), plus
+          "view" (:func:`calc.views.compare_view`)
 
 A :class:`~calc.errors.CalcError` becomes ``{"ok": false, "param": ..., "message": ...}``
 (:func:`calc.api.error_json`). The inputs are parsed once (:func:`calc.api.run`): the chart and
@@ -18,6 +26,7 @@ JSON (no NaN, no Infinity: :mod:`calc.jsontext`).
 from __future__ import annotations
 
 from . import jsontext
+from .commands.export import launches
 from . import series as _series
 from . import views as _views
 from .api import COMMANDS, command, error_json, page_values, parse_param, run
@@ -28,9 +37,7 @@ __all__ = ["page_request"]
 
 def _evaluate(request: dict) -> dict:
     cmd = command(request.get("command"))
-    raw = request.get("inputs")
-    if not isinstance(raw, dict):
-        raise CalcError("inputs", "a JSON object", raw)
+    raw = _inputs(request)
     values, result = run(cmd.name, raw)
     answer = page_values(cmd, result)
     if cmd.name == "allreduce":
@@ -39,6 +46,30 @@ def _evaluate(request: dict) -> dict:
     if cmd.name in _views.PAGE_VIEWS:  # the tool pages' drawings and tables
         answer["view"] = _views.page_view(cmd.name, raw, values, result)
     return answer
+
+
+def _inputs(request: dict) -> dict:
+    raw = request.get("inputs")
+    if not isinstance(raw, dict):
+        raise CalcError("inputs", "a JSON object", raw)
+    return raw
+
+
+def _launch(request: dict) -> dict:
+    values = COMMANDS["plan"].parse(_inputs(request))
+    return {"ok": True, "launch": launches(values)}
+
+
+def _compare(request: dict) -> dict:
+    a = _views.pinned_inputs(request.get("pin"))
+    b = _inputs(request)
+    _, result = run("compare", {"a": _views.plan_spec(a), "b": _views.plan_spec(b)})
+    answer = page_values(COMMANDS["compare"], result)
+    answer["view"] = _views.compare_view(result)
+    return answer
+
+
+_OPS = {"evaluate": _evaluate, "launch": _launch, "compare": _compare}
 
 
 def page_request(request_json: str) -> str:
@@ -55,11 +86,11 @@ def page_request(request_json: str) -> str:
         if not isinstance(request, dict):
             raise CalcError("request", "a JSON object", request_json)
         op = request.get("op")
-        if op == "evaluate":
-            return jsontext.dumps(_evaluate(request))
         if op == "ring":
             ranks = parse_param(COMMANDS["allreduce"].param("ranks"), request.get("ranks"))
             return jsontext.dumps({"ok": True, "ring": _series.ring_json(_series.ring_view(ranks))})
-        raise CalcError("op", "evaluate or ring", op)
+        if not isinstance(op, str) or op not in _OPS:
+            raise CalcError("op", "evaluate, ring, launch or compare", op)
+        return jsontext.dumps(_OPS[op](request))
     except CalcError as e:
         return error_json(e)

@@ -6,22 +6,28 @@
 and the result, so the picture and the tables are the same on both sides. A view is ``{"figures": [drawing, ...], "tables": {name: table}}``;
 a table is ``{"caption", "head": [...], "rows": [[cell, ...]], "align": "lrr…"}``,
 a cell either text or ``{"text", "href"}`` (a link the page builds as an
-``<a>`` whose ``href`` is set as an attribute, never as markup).
+``<a>`` whose ``href`` is set as an attribute, never as markup), and ``"marked"``
+lists the rows the page highlights (:func:`compare_view`: where two plans differ).
+The atlas's view also has ``"launch"`` (each framework's export of the plan:
+:func:`calc.commands.export.launches`), the planner's ``"rows"`` (each ranked plan's
+``plan`` inputs, for its launch panel).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from . import diagram, units
 from .api import COMMANDS, evaluate, format_result
+from .commands.export import launches
 from .errors import CalcError
 from .presets import ATLAS_DEFAULT, PRESETS
 from .plan import MEMORY_TERMS, term_title
 from .spec import spec_key
 
-__all__ = ["page_view", "PAGE_VIEWS", "atlas_query", "ATLAS_HREF"]
+__all__ = ["page_view", "PAGE_VIEWS", "atlas_query", "plan_inputs", "ATLAS_HREF", "pinned_inputs", "plan_spec",
+           "compare_view", "MAX_PIN_CHARS"]
 
 #: Where the planner's links point, relative to the planner page (``tools/planner/``).
 ATLAS_HREF = "../atlas/"
@@ -90,10 +96,12 @@ def stages_table(plan: dict) -> dict:
 
 
 def plan_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
+    """The atlas: its drawing, its tables and its launch settings (:func:`calc.commands.export.launches`)."""
     return {"figures": [diagram.atlas_layout(result)],
             "tables": {"crossings": crossings_table(result["communications"]),
                        "memory": memory_table(result["memory_per_device"]),
-                       "step": step_table(result), "stages": stages_table(result)}}
+                       "step": step_table(result), "stages": stages_table(result)},
+            "launch": launches(dict(values))}
 
 
 # ---------------------------------------------------------------------------- device-memory
@@ -144,13 +152,11 @@ def atlas_defaults() -> dict[str, str]:
     return COMMANDS["plan"].fields(PRESETS[ATLAS_DEFAULT].inputs)
 
 
-def atlas_query(inputs: Mapping, parallel: Mapping) -> str:
-    """The atlas's query string for the search ``inputs`` and one plan's ``parallel`` dict.
+def plan_inputs(inputs: Mapping, parallel: Mapping) -> dict[str, str]:
+    """Every ``plan`` field's text for the search ``inputs`` and one plan's ``parallel`` dict (a planner row).
 
-    Only values that differ from the atlas's defaults are named (blank ones too, as ``name=``).
-
-    >>> atlas_query({"layers": "96"}, {"tensor": 8, "sequence_parallel": False, "micro_batch": 1})[:20]
-    'hidden=&heads=&vocab'
+    >>> plan_inputs({"layers": "96"}, {"tensor": 8, "sequence_parallel": False})["tensor_parallel"]
+    '8'
     """
     wanted: dict[str, str] = {}
     for name in _PLAN_PARAMS:
@@ -167,8 +173,19 @@ def atlas_query(inputs: Mapping, parallel: Mapping) -> str:
             text = inputs.get(name)
             param = COMMANDS["plan"].param(name)
             wanted[name] = param.default or "" if text is None or str(text).strip() == "" else str(text).strip()
+    return wanted
+
+
+def atlas_query(inputs: Mapping, parallel: Mapping) -> str:
+    """The atlas's query string for the search ``inputs`` and one plan's ``parallel`` dict.
+
+    Only values that differ from the atlas's defaults are named (blank ones too, as ``name=``).
+
+    >>> atlas_query({"layers": "96"}, {"tensor": 8, "sequence_parallel": False, "micro_batch": 1})[:20]
+    'hidden=&heads=&vocab'
+    """
     defaults = atlas_defaults()
-    return urlencode([(k, x) for k, x in wanted.items() if x != defaults[k]])
+    return urlencode([(k, x) for k, x in plan_inputs(inputs, parallel).items() if x != defaults[k]])
 
 
 def search_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
@@ -193,10 +210,105 @@ def search_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
     refused = _table(f"Why {units.format_count(result['refused_count'])} configurations were refused, by rule "
                      "(one example each)", ["Reason", "Configurations", "Example", "Example configuration"],
                      refusals, "lrll")
-    return {"figures": [], "tables": {"plans": plans, "refusals": refused}}
+    return {"figures": [], "tables": {"plans": plans, "refusals": refused},
+            "rows": [{"rank": pl["rank"], "inputs": plan_inputs(inputs, pl["parallel"])} for pl in result["plans"]]}
 
 
 _REFUSAL_KIND = {"memory": "memory: does not fit", "combination": "divisibility or an impossible combination"}
+
+
+# ---------------------------------------------------------------------------- pin and compare (the atlas)
+
+#: Longest pin accepted (characters of the atlas's query string it holds).
+MAX_PIN_CHARS = 4000
+
+
+def pinned_inputs(text: object) -> dict[str, str]:
+    """The atlas's inputs a pin holds: ``text`` is the atlas's own query string (its non-default fields).
+
+    Bounded before it is read; every name must be a field of the atlas (a name given twice keeps its last
+    value, as in a link). The values are the reader's text, checked by ``plan`` like any input.
+
+    >>> pinned_inputs("tensor_parallel=4&zero=1")["tensor_parallel"]
+    '4'
+    >>> pinned_inputs("evil=<script>")
+    Traceback (most recent call last):
+    ...
+    calc.errors.CalcError: pin must be the atlas's query string (names of its fields), got 'evil'
+    """
+    if not isinstance(text, str) or len(text) > MAX_PIN_CHARS:
+        raise CalcError("pin", f"the atlas's query string, at most {MAX_PIN_CHARS} characters", text)
+    inputs = atlas_defaults()
+    try:
+        pairs = parse_qsl(text, keep_blank_values=True, max_num_fields=2 * len(inputs))
+    except ValueError:
+        raise CalcError("pin", f"the atlas's query string, at most {2 * len(inputs)} fields", text) from None
+    for name, value in pairs:
+        if name not in inputs:
+            raise CalcError("pin", "the atlas's query string (names of its fields)", name)
+        inputs[name] = value
+    return inputs
+
+
+def plan_spec(inputs: Mapping) -> dict:
+    """The SPEC (``{"model": {...}, "parallel": {"tensor": ...}, ...}``) of ``plan``'s flat ``inputs``; blanks left out.
+
+    >>> plan_spec({"tensor_parallel": "8", "layers": "32", "stage_layers": ""})
+    {'model': {'layers': '32'}, 'parallel': {'tensor': '8'}}
+    """
+    spec: dict[str, dict] = {}
+    for name, section in COMMANDS["plan"].spec_fields.items():
+        text = inputs.get(name)
+        if text is not None and str(text).strip() != "":
+            spec.setdefault(section, {})[spec_key(name, section)] = text
+    return spec
+
+
+def compare_view(result: dict) -> dict:
+    """The atlas's pinned plan (A) beside the current one (B): ``calc compare``'s result as tables.
+
+    A table's ``marked`` lists the rows where A and B differ (the page highlights them).
+    """
+    t, b_, pct = units.format_time, (lambda n: units.format_bytes(n, "iec")), (lambda x: format_result("percent", x))
+    r = result
+    summary_pairs = [(r["a_step_time_s"], r["b_step_time_s"]), (r["a_tokens_per_s"], r["b_tokens_per_s"]),
+                     (r["a_mfu"], r["b_mfu"]), (r["a_fits"], r["b_fits"])]
+    summary = [["Step time", t(r["a_step_time_s"]), t(r["b_step_time_s"]), t(r["b_step_time_s"] - r["a_step_time_s"])],
+               ["Throughput", format_result("tokens_per_s", r["a_tokens_per_s"]),
+                format_result("tokens_per_s", r["b_tokens_per_s"]),
+                format_result("tokens_per_s", r["b_tokens_per_s"] - r["a_tokens_per_s"])],
+               ["MFU", pct(r["a_mfu"]), pct(r["b_mfu"]), pct(r["b_mfu"] - r["a_mfu"])],
+               ["Fits in memory", *(format_result("fits", x) for x in (r["a_fits"], r["b_fits"])),
+                "" if r["a_fits"] == r["b_fits"] else "changed"]]
+    settings = [[x["setting"], str(x["a"]), str(x["b"])] for x in r["settings"]]
+    step = [[x["part"][0].upper() + x["part"][1:], t(x["a_s"]), t(x["b_s"]), t(x["change_s"])] for x in r["step_time"]]
+    memory = [[x["term"][0].upper() + x["term"][1:], b_(x["a_bytes"]), b_(x["b_bytes"]), b_(x["change_bytes"])]
+              for x in r["memory"]]
+    comms = [[diagram.STRATEGY_NAMES.get(c["strategy"], c["strategy"]), c["collective"], c["what"],
+              _b(c["a_step_bytes"]), _b(c["b_step_bytes"]), t(c["a_time_s"]), t(c["b_time_s"]),
+              t(c["a_exposed_s"]), t(c["b_exposed_s"])] for c in r["communications"]]
+    tables = {
+        "compare-summary": _table("Pinned plan (A) and the current plan (B); change = B − A",
+                                  ["", "A (pinned)", "B (current)", "Change"], summary, "lrrr"),
+        "compare-settings": _table("Inputs that differ", ["Input", "A (pinned)", "B (current)"], settings, "lll"),
+        "compare-step": _table("Step time by part, per optimizer step", ["Part", "A", "B", "Change"], step),
+        "compare-memory": _table("Memory of one GPU of the most loaded stage, GiB (2^30 B)",
+                                 ["Component", "A", "B", "Change"], memory),
+        "compare-communications": _table(
+            "Communication per GPU per optimizer step (GB = 10^9 B)",
+            ["Strategy", "Collective", "What", "Bytes A", "Bytes B", "Time A", "Time B", "Exposed A", "Exposed B"],
+            comms, "lllrrrrrr"),
+    }
+    marks = {"compare-summary": summary_pairs,
+             "compare-settings": [(x["a"], x["b"]) for x in r["settings"]],
+             "compare-step": [(x["a_s"], x["b_s"]) for x in r["step_time"]],
+             "compare-memory": [(x["a_bytes"], x["b_bytes"]) for x in r["memory"]],
+             "compare-communications": [((c["a_step_bytes"], c["a_time_s"], c["a_exposed_s"]),
+                                         (c["b_step_bytes"], c["b_time_s"], c["b_exposed_s"]))
+                                        for c in r["communications"]]}
+    for name, pairs in marks.items():
+        tables[name]["marked"] = [i for i, (a, b) in enumerate(pairs) if a != b]
+    return {"figures": [], "tables": tables}
 
 
 # ---------------------------------------------------------------------------- infer (the inference calculator)

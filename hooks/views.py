@@ -12,6 +12,12 @@ page's ``calc-view.mjs`` redraws the same view from the worker's answer.
   shown as false/true choices.
 - Results whose unit is ``json`` keep their ``data-value`` (the CLI's JSON text)
   on a hidden element: the view's tables show them to the reader.
+- The model, hardware and training fields are folded behind "Edit the model and hardware"
+  (:data:`FOLD`), so the split sits beside the presets, just above the drawing.
+- ``plan`` and ``search`` have a *launch panel* (:func:`render_launch`): the plan as each
+  framework takes it (:func:`calc.commands.export.launches`, the text ``python -m calc export``
+  prints), a choice of framework (and of the planner's row) and a copy button; ``plan`` also
+  has the *pin* panel (:func:`render_pin`) where ``calc-pin.mjs`` draws ``calc compare``.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ import json
 from dataclasses import dataclass, replace
 from html import escape
 
-from calc.api import Command, run
+from calc.api import COMMANDS, Command, run
+from calc.commands.export import launches
+from calc.export import TARGETS
 from calc.presets import presets_for
 from calc.views import page_view
 
@@ -132,11 +140,69 @@ def render_presets(cmd: Command, names: list[str], uid: str) -> str:
             f"<span>Presets:</span>{buttons}</div>")
 
 
+#: The field groups folded behind the presets, and the disclosure's label.
+FOLD = ("Model", "Hardware", "Training")
+FOLD_LABEL = "Edit the model and hardware"
+
+
+def render_launch(launch: dict[str, dict], uid: str, ranks: list[int] | None = None) -> str:
+    """The launch panel: one ``<pre>`` (or one line of error) per framework, a choice, a copy button.
+
+    ``ranks``: the planner's rows, offered as a second choice (the first is shown).
+    """
+    row = ""
+    if ranks is not None:
+        options = "".join(f'<option value="{i}"{" selected" if i == 0 else ""}>#{r}</option>'
+                          for i, r in enumerate(ranks))
+        row = (f'<span class="launch__choice"><label for="{uid}-launch-row">Plan</label>'
+               f'<select id="{uid}-launch-row" data-launch-row disabled>{options}</select></span>')
+    options = "".join(f'<option value="{name}"{" selected" if i == 0 else ""}>'
+                      f'{escape(" + ".join(t.name for t in TARGETS[name]))}</option>'
+                      for i, name in enumerate(launch))
+    panels = []
+    for i, (name, one) in enumerate(launch.items()):
+        text = escape(one["text"]) if one["ok"] else ""
+        error = "" if one["ok"] else escape(one["message"])
+        panels.append(
+            f'<div class="launch__panel" data-launch-panel="{name}"{"" if i == 0 else " hidden"}>'
+            f'<pre class="launch__text" tabindex="0" role="region" aria-label="Launch settings for {_attr(name)}" '
+            f'data-launch-text{"" if one["ok"] else " hidden"}><code>{text}</code></pre>'
+            f'<p class="launch__error" data-launch-error{" hidden" if one["ok"] else ""}>{error}</p></div>')
+    return (f'<section class="launch" data-launch id="{uid}-launch" aria-labelledby="{uid}-launch-title">'
+            f'<p class="launch__title" id="{uid}-launch-title"><strong>Launch settings</strong>: the plan as each '
+            f"framework takes it (<code>python -m calc export SPEC.json --to NAME</code> prints the same).</p>"
+            f'<div class="launch__controls">{row}<span class="launch__choice"><label for="{uid}-launch-to">'
+            f'Framework</label><select id="{uid}-launch-to" data-launch-to disabled>{options}</select></span>'
+            f'<button type="button" class="md-button launch__copy" data-launch-copy disabled>Copy</button>'
+            f'<span class="launch__copied" role="status" data-launch-copied></span></div>'
+            f'{"".join(panels)}</section>')
+
+
+def render_pin(uid: str) -> str:
+    """The pin panel of the atlas: pin the current plan, then compare (drawn by ``calc-pin.mjs``)."""
+    return (f'<section class="pin" data-pin id="{uid}-pin" aria-labelledby="{uid}-pin-title">'
+            f'<p class="pin__title" id="{uid}-pin-title"><strong>Compare two plans</strong>: pin this plan, '
+            f"change the split, and both are shown side by side (<code>python -m calc compare A.json B.json</code>)."
+            f'</p><div class="pin__controls"><button type="button" class="md-button" data-pin-set disabled>'
+            f'Pin this plan</button><button type="button" class="md-button" data-pin-clear hidden>Unpin</button>'
+            f'<span class="pin__status" role="status" data-pin-status></span></div>'
+            f'<p class="pin__error" data-pin-error hidden></p><p class="pin__reason" data-pin-reason hidden></p>'
+            f'<div class="pin__view" data-pin-view></div></section>')
+
+
 def render_tool(cmd: Command, uid: str, inputs: dict[str, str], presets: list[str]) -> str:
     values, result = run(cmd.name, inputs)
     view = page_view(cmd.name, inputs, values, result)
-    form = (render_presets(cmd, presets, uid) + "\n" if presets else "") + render_form(form_command(cmd), uid, inputs)
-    outputs = f"{render_results(cmd, result)}\n{render_view(view, uid)}\n"
+    form = (render_presets(cmd, presets, uid) + "\n" if presets else "") + render_form(
+        form_command(cmd), uid, inputs, FOLD, FOLD_LABEL)
+    extra = ""
+    if cmd.name == "plan":
+        extra = render_launch(view["launch"], uid)
+    elif cmd.name == "search" and view["rows"]:
+        first = COMMANDS["plan"].parse(view["rows"][0]["inputs"])
+        extra = render_launch(launches(first), uid, [r["rank"] for r in view["rows"]])
+    pin = render_pin(uid) if cmd.name == "plan" else ""
+    outputs = f"{render_results(cmd, result)}\n{pin}{render_view(view, uid)}\n{extra}"
     return render_shell(cmd, uid, cmd.title, form, outputs, extra_class="calc--tool")
 
 

@@ -33,8 +33,13 @@ from .markers import Marker
 from .templates import attr as _attr
 
 
-def render_form(cmd: Command, uid: str, inputs: dict[str, str]) -> str:
-    """The ``<form>`` with one labelled text field per parameter, grouped in fieldsets."""
+def render_form(cmd: Command, uid: str, inputs: dict[str, str], fold: tuple[str, ...] = (),
+                fold_label: str = "") -> str:
+    """The ``<form>`` with one labelled text field per parameter, grouped in fieldsets.
+
+    The groups named in ``fold`` come first, folded together in one ``<details class="calc__fold">``
+    whose summary is ``fold_label`` (the tool pages: the model and hardware behind the presets).
+    """
     groups: dict[str, list[str]] = {}
     values = cmd.fields(inputs)
     for p in cmd.params:
@@ -63,11 +68,13 @@ def render_form(cmd: Command, uid: str, inputs: dict[str, str]) -> str:
             f'<div class="calc__field"><label for="{fid}">{escape(p.label)}</label>{control}{help_html}'
             f'<span class="calc__error" id="{fid}-error" hidden></span></div>'
         )
-    sets = "".join(
-        f'<fieldset class="calc__group"><legend>{escape(name)}</legend>{"".join(fields)}</fieldset>'
-        for name, fields in groups.items()
-    )
-    return f'<form class="calc__form" novalidate aria-label="{_attr(cmd.title)} inputs">{sets}</form>'
+    sets = {name: f'<fieldset class="calc__group"><legend>{escape(name)}</legend>{"".join(fields)}</fieldset>'
+            for name, fields in groups.items()}
+    folded = "".join(sets.pop(name) for name in fold if name in sets)
+    if folded:
+        folded = (f'<details class="calc__fold" id="{uid}-fold"><summary>{escape(fold_label)}</summary>'
+                  f"{folded}</details>")
+    return f'<form class="calc__form" novalidate aria-label="{_attr(cmd.title)} inputs">{folded}{"".join(sets.values())}</form>'
 
 
 def render_results(cmd: Command, result: dict) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from .. import export as _export
 from .. import plan as _plan
 from ..command import Command, Param, Result
+from ..errors import CalcError
+from ..spec import qualified
 from .plan import _LLAMA3_8B, PLAN, _spec_hardware, _spec_model, _spec_parallel
 
 
@@ -13,6 +15,28 @@ def _compute_export(v: dict) -> dict:
     p = _plan.plan(m, v["micro_batch"], v["global_batch"], _spec_hardware(v), _spec_parallel(v), v["precision"],
                    v["tokens"])
     return _export.export(v["to"], p, m, v["precision"]).as_dict()
+
+
+def launches(v: dict) -> dict[str, dict]:
+    """The plan of ``v`` (a ``plan``'s parsed inputs) for every framework, planned once (the launch panels).
+
+    Each framework's entry is ``{"ok": true, "text", "targets"}`` — ``text`` exactly what
+    ``python -m calc export SPEC.json --to NAME`` prints — or ``{"ok": false, "param", "message"}``:
+    the one line the CLI prints after ``error:`` saying why that framework cannot run the plan.
+    """
+    m = _spec_model(v)
+    p = _plan.plan(m, v["micro_batch"], v["global_batch"], _spec_hardware(v), _spec_parallel(v), v["precision"],
+                   v["tokens"])
+    out: dict[str, dict] = {}
+    for name in _export.FRAMEWORKS:
+        try:
+            launch = _export.export(name, p, m, v["precision"])
+        except CalcError as e:
+            e.param = qualified(e.param, PLAN.spec_fields)  # as the CLI names it
+            out[name] = {"ok": False, "param": e.param, "message": str(e)}
+        else:
+            out[name] = {"ok": True, "text": launch.text, "targets": list(launch.targets)}
+    return out
 
 
 EXPORT = Command(

@@ -60,16 +60,18 @@ def test_instant_navigation_keeps_one_worker_and_one_pyodide_start(cold_page, wa
 
 
 def test_instant_navigation_across_tool_pages_keeps_one_worker(cold_page, watch):
-    """Atlas -> memory -> atlas through the nav: the same document, one worker, one Pyodide download."""
+    """Atlas -> memory -> atlas through the site's links: the same document, one worker, one Pyodide download.
+
+    The tool pages hide the navigation sidebar: the links followed are the visible ones (the footer's)."""
     page = cold_page
     page.add_init_script(COUNT_POSTS)
     page.goto("/tools/atlas/")
     assert Calculator(page, "plan").wait_state("ready") == "ready"
     page.evaluate("window.__sameDocument = true")
-    page.locator('nav a[href$="memory/"]').first.click()
+    page.locator('a[href$="memory/"]:visible').first.click()
     page.wait_for_url("**/tools/memory/")
     assert Calculator(page, "device-memory").wait_state("ready") == "ready"
-    page.locator('nav a[href$="atlas/"]').first.click()
+    page.locator('a[href$="atlas/"]:visible').first.click()
     page.wait_for_url("**/tools/atlas/")
     atlas = Calculator(page, "plan")
     assert atlas.wait_state("ready") == "ready"

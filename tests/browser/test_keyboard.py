@@ -98,6 +98,9 @@ def test_calculators_walk_in_order_with_visible_focus(page, widgets):
     for widget in widgets:
         calc = open_widget(page, widget)
         calc.wait_state("ready")
+        # the tool pages fold the model and hardware away (test_browser_launch.py walks the fold): open
+        # it, so every field is walked here
+        calc.root.evaluate("r => r.querySelectorAll('details.calc__fold').forEach((d) => { d.open = true; })")
         disabled = calc.root.evaluate("r => [...r.querySelectorAll('.calc__form [name]')].filter(f => f.disabled).map(f => f.name)")
         if disabled:
             problems.append(f"{widget}: fields still disabled when live: {disabled}")

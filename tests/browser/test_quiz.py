@@ -118,6 +118,16 @@ def test_checking_without_a_choice_asks_for_one(page):
     assert quiz.fold().is_hidden()
 
 
+def _navigate(page, path: str) -> None:
+    """Follow the nav link to ``path`` by instant navigation and wait until the new page's quizzes are
+    in the DOM: the URL changes before the content is swapped, and the old quizzes are mounted too."""
+    page.evaluate("document.querySelectorAll('[data-quiz]').forEach(q => q.dataset.stale = '')")
+    page.locator(f'nav a[href$="{path}"]').first.click()
+    page.wait_for_url(f"**/{path}")
+    page.locator("[data-quiz]:not([data-stale])").first.wait_for(state="attached")
+    page.wait_for_function("document.querySelectorAll('[data-quiz][data-stale]').length === 0")
+
+
 def test_the_choice_is_kept_for_the_tab(page, browser, base_url, watch):
     """A checked choice survives a reload and instant navigation away and back; another tab starts afresh."""
     page.goto(FIRST["path"])
@@ -133,11 +143,9 @@ def test_the_choice_is_kept_for_the_tab(page, browser, base_url, watch):
     assert second.checked() == "1" and second.verdict() == "" and second.fold().is_hidden()
 
     page.evaluate("window.__sameDocument = true")
-    page.locator('nav a[href$="strategies/tensor/"]').first.click()
-    page.wait_for_url("**/strategies/tensor/")
+    _navigate(page, "strategies/tensor/")
     assert Quiz(page).wait_mounted().checked() is None, "choices are kept per page"
-    page.locator('nav a[href$="quiz/"]').first.click()
-    page.wait_for_url("**/quiz/")
+    _navigate(page, "quiz/")
     assert page.evaluate("window.__sameDocument") is True  # instant navigation, not a reload
     assert Quiz(page).wait_mounted().checked() == FIRST["wrong"]
     assert Quiz(page, 1).checked() == "1"

@@ -12,7 +12,9 @@ import { request, startRuntime, startWhenIdle, watchRuntime } from "./calc-runti
 import { readQuery, writeQuery } from "./calc-url.mjs";
 import { drawChart } from "./calc-chart.mjs";
 import { mountRing } from "./calc-ring.mjs";
-import { mountView } from "./calc-view.mjs";
+import { mountView, openFolds } from "./calc-view.mjs";
+import { mountLaunch } from "./calc-launch.mjs";
+import { mountPin } from "./calc-pin.mjs";
 
 const mounted = new WeakSet();
 
@@ -89,11 +91,14 @@ function mountCalculator(root, signal) {
   const chart = root.querySelector("[data-chart]");
   const ring = root.querySelector("[data-ring]") ? mountRing(root.querySelector("[data-ring]"), signal) : null;
   const view = root.querySelector("[data-view]") ? mountView(root, signal) : null; // tool pages
+  const launch = root.querySelector("[data-launch]") ? mountLaunch(root, signal) : null; // atlas, planner
+  const pin = root.querySelector("[data-pin]") ? mountPin(root, fields, signal) : null; // atlas
   let latest = 0;
   let runtime = "idle";
 
   const linked = readQuery(location.search, byName.keys());
   for (const [name, text] of linked) byName.get(name).value = text;
+  openFolds(root, true);
 
   function setState(state) {
     root.dataset.state = state;
@@ -107,6 +112,9 @@ function mountCalculator(root, signal) {
       setState("error");
       if (!bad) showStatus(root, `Results not current: ${answer.message}`);
       showCurrent(root, false);
+      openFolds(root);
+      launch?.stale();
+      pin?.stale();
       return;
     }
     showValues(root, answer);
@@ -116,6 +124,8 @@ function mountCalculator(root, signal) {
     if (chart && answer.chart) drawChart(chart, answer.chart, answer.text);
     if (ring && answer.chart) ring.update(String(answer.chart.ranks));
     if (view) view.update(answer);
+    launch?.update(answer);
+    pin?.update(readInputs(fields));
   }
 
   async function evaluate() {

@@ -93,14 +93,27 @@ export function table(name, t) {
   const thead = document.createElement("thead");
   thead.append(head);
   const tbody = document.createElement("tbody");
-  for (const row of t.rows) {
+  const marked = new Set(t.marked ?? []); // rows that differ between two plans (calc.views.compare_view)
+  t.rows.forEach((row, r) => {
     const tr = document.createElement("tr");
+    if (marked.has(r)) tr.className = "is-changed";
     row.forEach((value, i) => tr.append(cell("td", value, t.align[i] === "r")));
     tbody.append(tr);
-  }
+  });
   tableEl.append(caption, thead, tbody);
   wrap.append(tableEl);
   return wrap;
+}
+
+/** Open the fold ("Edit the model and hardware") when a field in it is marked invalid or, with
+ * `changed`, holds a value other than its default (a shared link's), so neither hides behind it. */
+export function openFolds(root, changed = false) {
+  for (const fold of root.querySelectorAll("details.calc__fold:not([open])")) {
+    const fields = [...fold.querySelectorAll("[name]")];
+    if (fields.some((f) => f.getAttribute("aria-invalid") === "true" || (changed && f.value.trim() !== f.dataset.default))) {
+      fold.open = true;
+    }
+  }
 }
 
 /** Make a tool's view and presets live; returns {update(answer)} for calc-mount.mjs. */
