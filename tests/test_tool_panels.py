@@ -11,12 +11,12 @@ from calc.api import COMMANDS, run
 from calc.commands.export import launches
 from calc.export import FRAMEWORKS
 from hooks.markers import MARKER_RE, parse
-from hooks.views import FOLD_LABEL, render_marker
+from hooks.views import FOLD_LABEL, render_tool_marker
 from hooks.widgets import render_form
 
 
 def tool(text: str) -> str:
-    return render_marker(parse(MARKER_RE.search(text)))
+    return render_tool_marker(parse(MARKER_RE.search(text)))
 
 
 @pytest.fixture(scope="module")
