@@ -69,7 +69,13 @@ def policy(script_hashes: set[str]) -> str:
 
 
 def apply(site_dir: Path) -> int:
-    """Write the site-wide policy into every HTML page; return how many pages carry it."""
+    """Write the site-wide policy into every HTML page; return how many pages carry it.
+
+    The ``<meta>`` is one element written as a string, not from a template, on purpose: it is written
+    after the build (the theme's environment is gone by then), its text must be what
+    ``_OLD_META_RE`` removes on the next run (so the two sit side by side here), and its one value,
+    :func:`policy`, holds only fixed words, ``'`` and base64 hashes: nothing an attribute must escape.
+    """
     pages = sorted(site_dir.rglob("*.html"))
     # idempotent: a page kept from an earlier (dirty) build loses its old policy first
     texts = {p: _OLD_META_RE.sub("", p.read_text(encoding="utf-8")) for p in pages}

@@ -5,6 +5,10 @@ theme (``config.theme.get_env()``: the ``custom_dir`` first, then the theme's te
 override of a partial works the same way. :func:`use` binds it in ``on_config`` and
 :func:`release` drops it after the build (the hooks are imported afresh for every build).
 
+A template that is not found (a renderer naming a file that is not there, or a template including
+one) raises :class:`TemplateMissing`, a :class:`~hooks.markers.MarkerError`: the build fails naming
+the page, the marker and the template, as for any bad marker.
+
 The templates escape with :func:`attr` (the ``esc`` filter) inside ``{% autoescape true %}``: the
 same bytes ``html.escape`` gives, and anything left unfiltered is still escaped.
 """
@@ -13,9 +17,12 @@ from __future__ import annotations
 
 from html import escape
 
+from jinja2 import TemplateNotFound
 from markupsafe import Markup
 
-__all__ = ["attr", "use", "release", "render"]
+from .markers import MarkerError
+
+__all__ = ["TemplateMissing", "attr", "use", "release", "render"]
 
 _env: list = []  #: the build's one environment (a list, so the module holds no rebinding)
 
@@ -41,8 +48,17 @@ def release() -> None:
     _env.clear()
 
 
+class TemplateMissing(MarkerError):
+    """A template a renderer needs is not among the theme's templates."""
+
+
 def render(template: str, **context) -> str:
-    """Render ``partials/calc/TEMPLATE`` with ``context``."""
+    """Render ``partials/calc/TEMPLATE`` with ``context``; raise :class:`TemplateMissing` naming what is not found."""
     if not _env:
         raise RuntimeError("no theme environment: hooks.templates.use(config) runs in on_config")
-    return _env[0].get_template(f"partials/calc/{template}").render(**context)
+    env = _env[0]
+    try:
+        return env.get_template(f"partials/calc/{template}").render(**context)
+    except TemplateNotFound as e:
+        searched = ", ".join(getattr(env.loader, "searchpath", ()))
+        raise TemplateMissing(f"template {e.name} not found (searched: {searched})") from None

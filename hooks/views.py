@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from html import escape
 
 from calc.api import COMMANDS, Command, run
 from calc.commands.export import launches
@@ -34,7 +33,6 @@ from calc.views import page_view
 
 from . import arguments, templates
 from .markers import Marker, MarkerError
-from .templates import attr as _attr
 from .widgets import render_form, render_results, render_shell
 
 __all__ = ["svg", "table_html", "render_view", "render_tool", "render_tool_marker", "RENDERERS"]
@@ -130,14 +128,11 @@ _NOT_FROM_PRESETS = {"search": ("micro_batch", "data_parallel", "tensor_parallel
 
 
 def render_presets(cmd: Command, names: list[str], uid: str) -> str:
+    """The buttons that load presets ``names`` (``presets.html``): each with every field's text as JSON."""
     presets = presets_for(cmd.name)
-    buttons = "".join(
-        f'<button type="button" class="md-button tool__preset" disabled data-preset="{_attr(n)}" '
-        f'data-inputs="{_attr(json.dumps(preset_inputs(cmd, n), sort_keys=True))}" '
-        f'title="{_attr(presets[n].source)}">{escape(presets[n].title)}</button>'
-        for n in names)
-    return (f'<div class="tool__presets" role="group" aria-label="Presets" id="{uid}-presets">'
-            f"<span>Presets:</span>{buttons}</div>")
+    buttons = [{"name": n, "inputs": json.dumps(preset_inputs(cmd, n), sort_keys=True), "source": presets[n].source,
+                "title": presets[n].title} for n in names]
+    return templates.render("presets.html", uid=uid, presets=buttons)
 
 
 #: The field groups folded behind the presets, and the disclosure's label.
@@ -146,51 +141,27 @@ FOLD_LABEL = "Edit the model and hardware"
 
 
 def render_launch(launch: dict[str, dict], uid: str, ranks: list[int] | None = None) -> str:
-    """The launch panel: one ``<pre>`` (or one line of error) per framework, a choice, a copy button.
+    """The launch panel (``launch.html``): one ``<pre>`` (or one line of error) per framework, a choice, a copy button.
 
     ``ranks``: the planner's rows, offered as a second choice (the first is shown).
     """
-    row = ""
-    if ranks is not None:
-        options = "".join(f'<option value="{i}"{" selected" if i == 0 else ""}>#{r}</option>'
-                          for i, r in enumerate(ranks))
-        row = (f'<span class="launch__choice"><label for="{uid}-launch-row">Plan</label>'
-               f'<select id="{uid}-launch-row" data-launch-row disabled>{options}</select></span>')
-    options = "".join(f'<option value="{name}"{" selected" if i == 0 else ""}>'
-                      f'{escape(" + ".join(t.name for t in TARGETS[name]))}</option>'
-                      for i, name in enumerate(launch))
-    panels = []
-    for i, (name, one) in enumerate(launch.items()):
-        text = escape(one["text"]) if one["ok"] else ""
-        error = "" if one["ok"] else escape(one["message"])
-        panels.append(
-            f'<div class="launch__panel" data-launch-panel="{name}"{"" if i == 0 else " hidden"}>'
-            f'<pre class="launch__text" tabindex="0" role="region" aria-label="Launch settings for {_attr(name)}" '
-            f'data-launch-text{"" if one["ok"] else " hidden"}><code>{text}</code></pre>'
-            f'<p class="launch__error" data-launch-error{" hidden" if one["ok"] else ""}>{error}</p></div>')
-    return (f'<section class="launch" data-launch id="{uid}-launch" aria-labelledby="{uid}-launch-title">'
-            f'<p class="launch__title" id="{uid}-launch-title"><strong>Launch settings</strong>: the plan as each '
-            f"framework takes it (<code>python -m calc export SPEC.json --to NAME</code> prints the same).</p>"
-            f'<div class="launch__controls">{row}<span class="launch__choice"><label for="{uid}-launch-to">'
-            f'Framework</label><select id="{uid}-launch-to" data-launch-to disabled>{options}</select></span>'
-            f'<button type="button" class="md-button launch__copy" data-launch-copy disabled>Copy</button>'
-            f'<span class="launch__copied" role="status" data-launch-copied></span></div>'
-            f'{"".join(panels)}</section>')
+    frameworks = [{"name": name, "label": " + ".join(t.name for t in TARGETS[name]), "ok": one["ok"],
+                   "text": one["text"] if one["ok"] else "", "message": "" if one["ok"] else one["message"]}
+                  for name, one in launch.items()]
+    return templates.render("launch.html", uid=uid, ranks=ranks, frameworks=frameworks)
 
 
 def render_pin(uid: str) -> str:
-    """The pin panel of the atlas: pin the current plan, then compare (drawn by ``calc-pin.mjs``)."""
-    return (f'<section class="pin" data-pin id="{uid}-pin" aria-labelledby="{uid}-pin-title">'
-            f'<p class="pin__title" id="{uid}-pin-title"><strong>Compare two plans</strong>: pin this plan, '
-            f"change the split, and both are shown side by side (<code>python -m calc compare A.json B.json</code>)."
-            f'</p><div class="pin__controls"><button type="button" class="md-button" data-pin-set disabled>'
-            f'Pin this plan</button><button type="button" class="md-button" data-pin-clear hidden>Unpin</button>'
-            f'<span class="pin__status" role="status" data-pin-status></span></div>'
-            f'<p class="pin__error" data-pin-error hidden></p><p class="pin__reason" data-pin-reason hidden></p>'
-            f'<div class="pin__view" data-pin-view></div></section>')
+    """The pin panel of the atlas (``pin.html``): pin the current plan, then compare (drawn by ``calc-pin.mjs``)."""
+    return templates.render("pin.html", uid=uid)
 
 
 def render_tool(cmd: Command, uid: str, inputs: dict[str, str], presets: list[str]) -> str:
+    """The tool for ``inputs``: presets, form, results, the view and the panels, in the calculator's shell.
+
+    Every piece of markup comes from a template; this only chooses the pieces and joins them
+    (a newline between blocks, as Markdown needs nothing else inside one raw-HTML block).
+    """
     values, result = run(cmd.name, inputs)
     view = page_view(cmd.name, inputs, values, result)
     form = (render_presets(cmd, presets, uid) + "\n" if presets else "") + render_form(

@@ -24,57 +24,69 @@ DOM contract (tests and scripts rely on it):
 from __future__ import annotations
 
 import json
-from html import escape
+from dataclasses import dataclass
 
-from calc.api import Command, evaluate, format_result
+from calc.api import Command, Param, evaluate, format_result
 
 from . import arguments, templates
 from .markers import Marker
-from .templates import attr as _attr
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One ``<option>`` of a choice field: its value, its text (``(blank)`` for the blank value)."""
+
+    value: str
+    text: str
+    selected: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One field as ``field.html`` writes it; ``options`` is None for a text input."""
+
+    id: str
+    name: str
+    label: str
+    value: str
+    described: str  #: the ids ``aria-describedby`` names: the help (if any), then the error
+    help: str = ""
+    placeholder: str = ""
+    options: tuple[Option, ...] | None = None
+
+
+def field(p: Param, uid: str, value: str) -> Field:
+    """The :class:`Field` of parameter ``p`` showing ``value``.
+
+    A choice offers a blank first when the parameter has no default and is optional; a text
+    field's placeholder is the default, else ``required`` or ``optional``.
+    """
+    fid = f"{uid}-{p.name}"
+    described = f"{fid}-help {fid}-error" if p.help else f"{fid}-error"
+    if p.kind == "choice":
+        choices = p.choices if p.default is not None or p.required else ("",) + tuple(p.choices)
+        options = tuple(Option(c, c or "(blank)", c == value) for c in choices)
+        return Field(fid, p.name, p.label, value, described, p.help, options=options)
+    placeholder = p.default or ("required" if p.required else "optional")
+    return Field(fid, p.name, p.label, value, described, p.help, placeholder)
 
 
 def render_form(cmd: Command, uid: str, inputs: dict[str, str], fold: tuple[str, ...] = (),
                 fold_label: str = "") -> str:
-    """The ``<form>`` with one labelled text field per parameter, grouped in fieldsets.
+    """The ``<form>`` with one labelled field per parameter, grouped in fieldsets (``form.html``).
 
     The groups named in ``fold`` come first, folded together in one ``<details class="calc__fold">``
     whose summary is ``fold_label`` (the tool pages: the model and hardware behind the presets).
     """
-    groups: dict[str, list[str]] = {}
+    groups: dict[str, list[Field]] = {}
     values = cmd.fields(inputs)
     for p in cmd.params:
-        fid = f"{uid}-{p.name}"
-        value = values[p.name]
-        described = f"{fid}-help {fid}-error" if p.help else f"{fid}-error"
-        help_html = f'<span class="calc__help" id="{fid}-help">{escape(p.help)}</span>' if p.help else ""
-        if p.kind == "choice":
-            choices = p.choices if p.default is not None or p.required else ("",) + tuple(p.choices)
-            options = "".join(
-                f'<option value="{_attr(c)}"{" selected" if c == value else ""}>{escape(c) if c else "(blank)"}</option>'
-                for c in choices
-            )
-            control = (
-                f'<select id="{fid}" name="{p.name}" data-default="{_attr(value)}" disabled '
-                f'aria-describedby="{described}">{options}</select>'
-            )
-        else:
-            placeholder = p.default or ("required" if p.required else "optional")
-            control = (
-                f'<input id="{fid}" name="{p.name}" type="text" inputmode="text" autocomplete="off" '
-                f'spellcheck="false" value="{_attr(value)}" data-default="{_attr(value)}" readonly '
-                f'placeholder="{_attr(placeholder)}" aria-describedby="{described}">'
-            )
-        groups.setdefault(p.group or "Inputs", []).append(
-            f'<div class="calc__field"><label for="{fid}">{escape(p.label)}</label>{control}{help_html}'
-            f'<span class="calc__error" id="{fid}-error" hidden></span></div>'
-        )
-    sets = {name: f'<fieldset class="calc__group"><legend>{escape(name)}</legend>{"".join(fields)}</fieldset>'
-            for name, fields in groups.items()}
-    folded = "".join(sets.pop(name) for name in fold if name in sets)
-    if folded:
-        folded = (f'<details class="calc__fold" id="{uid}-fold"><summary>{escape(fold_label)}</summary>'
-                  f"{folded}</details>")
-    return f'<form class="calc__form" novalidate aria-label="{_attr(cmd.title)} inputs">{folded}{"".join(sets.values())}</form>'
+        groups.setdefault(p.group or "Inputs", []).append(field(p, uid, values[p.name]))
+    sets = [{"name": name, "fields": fields} for name, fields in groups.items()]
+    folded = [s for name in fold for s in sets if s["name"] == name]
+    rest = [s for s in sets if s["name"] not in fold]
+    return templates.render("form.html", title=cmd.title, uid=uid, fold_label=fold_label, folded=folded,
+                            groups=rest)
 
 
 def render_results(cmd: Command, result: dict) -> str:

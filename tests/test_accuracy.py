@@ -24,7 +24,7 @@ def test_chart_is_inline_svg_with_a_point_per_run():
                                          ("bounds", "| Run | Predicted model FLOP/s per GPU"),
                                          ("rankings", "| Run | Published split"),
                                          ("sweeps", "| Sweep | Published finding")])
-def test_tables(show, header):
+def test_each_validation_table_starts_with_its_escaped_header(show, header):
     """Each table starts with its header (pipes inside cells escaped)."""
     assert render(f"<!-- calc:validation show={show} -->").strip().startswith(header.replace("|error|", "\\|error\\|"))
 

@@ -105,7 +105,7 @@ def test_batch_field_errors(raw, message):
         assert info.value.param == "frobnicate"
 
 
-def test_unknown_command():
+def test_an_unknown_command_is_refused_naming_the_known_ones():
     """An unknown command is a CalcError naming the known ones."""
     with pytest.raises(CalcError, match="^command must be one of batch, sequences, allreduce"):
         evaluate("nope", {})

@@ -16,7 +16,7 @@ from calc.api import COMMANDS, evaluate
 from calc.errors import CalcError
 
 
-def test_engineering_example():
+def test_global_batch_is_micro_batch_times_accumulation_times_replicas():
     """The brief's example: microbatch 8 × 16 accumulation steps × 64 replicas = 8192 examples."""
     b = global_batch(8, 16, 64)
     assert b.global_batch == 8192
@@ -145,7 +145,7 @@ def test_uneven_batch_accepts_empty_microbatch():
     assert uneven_batch(4, [[4, 0]]).effective_examples == 4
 
 
-def test_packed_batch():
+def test_packing_multiplies_examples_and_padding_removes_real_tokens():
     """Packing multiplies examples; padding reduces real tokens."""
     p = packed_batch(1024, 4096, examples_per_sequence=3.5, padding_fraction=0.25)
     assert p.effective_examples == 3584.0

@@ -50,7 +50,7 @@ def test_readable_output_names_units(capsys):
     assert "17.57 ms" in text and "1.75 GB (1.63 GiB)" in text and "GB/s" in text
 
 
-def test_readable_batch(capsys):
+def test_batch_text_output_counts_examples(capsys):
     """The batch summary counts examples."""
     assert main(["batch", "--micro-batch", "8", "--accumulation", "16", "--data-parallel", "64"]) == 0
     assert "8,192 examples" in capsys.readouterr().out

@@ -62,12 +62,12 @@ CONTRACT = [
 
 
 @pytest.mark.parametrize("line,keys", CONTRACT, ids=[c[0].split()[0] for c in CONTRACT])
-def test_contract_keys(capsys, line, keys):
+def test_each_contract_command_prints_at_least_its_keys(capsys, line, keys):
     """Each command of the contract prints a JSON object with at least the contract's keys."""
     assert keys <= set(run_json(capsys, line.split()))
 
 
-def test_memory_values(capsys):
+def test_memory_json_is_16_bytes_per_parameter_at_zero_0(capsys):
     """bf16-adam is 16 bytes per parameter at ZeRO 0."""
     out = run_json(capsys, "memory --params 1e9".split())
     assert out["model_states_bytes"] == 16e9 and out["params_bytes"] == 2e9
@@ -105,7 +105,7 @@ def test_search_keys(capsys, spec_file):
     assert times == sorted(times)
 
 
-def test_text_output(capsys):
+def test_without_json_each_result_is_a_labelled_line(capsys):
     """Without --json: one labelled line per result, with units."""
     code, out, _ = run(capsys, "bubble --pipeline-parallel 8 --microbatches 32".split())
     assert code == 0 and "0.2188" in out and "GPipe" in out

@@ -64,7 +64,7 @@ def test_simulated_bytes_match_closed_form(p):
     assert sent == [expected] * p
 
 
-def test_schedule_shape():
+def test_ring_schedule_is_p_minus_1_reduce_scatter_then_p_minus_1_all_gather_steps():
     """2(p-1) steps: p-1 reduce-scatter steps, then p-1 all-gather steps, p transfers each."""
     steps = ring_allreduce_schedule(5)
     assert len(steps) == 8
@@ -119,7 +119,7 @@ def test_crossover_terms_are_equal():
         ({"bandwidth": float("inf")}, "bandwidth must be a number > 0 bytes/s, got inf"),
     ],
 )
-def test_ring_errors(kwargs, message):
+def test_ring_allreduce_refuses_each_bad_parameter_with_its_rule(kwargs, message):
     """Each parameter's rule is enforced with an exact message."""
     args = {"ranks": 8, "payload": 1e9, "bandwidth": 1e11, "startup": 5e-6, **kwargs}
     with pytest.raises(CalcError) as info:
@@ -228,14 +228,14 @@ def test_one_rank_costs_nothing():
         (lambda: two_level_allreduce(16, 8, 1, 1, 1, 0, -1), "inter_startup must be a number >= 0 s, got -1"),
     ],
 )
-def test_errors(call, message):
+def test_other_collectives_refuse_bad_inputs_with_exact_messages(call, message):
     """Bad inputs are CalcErrors with exact messages."""
     with pytest.raises(CalcError) as e:
         call()
     assert str(e.value) == message
 
 
-def test_bounds_accepted():
+def test_zero_payload_zero_startup_and_one_rank_are_accepted():
     """Zero payload, zero startup and p = 1 for the power-of-two algorithms are accepted."""
     assert rabenseifner_allreduce(1, 0, 1, 0).time_s == 0
     assert broadcast(2, 0, 1, 0).time_s == 0

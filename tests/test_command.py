@@ -109,7 +109,7 @@ def test_a_number_is_not_a_flag(value):
 @pytest.mark.parametrize("text, expected", [(True, True), ("true", True), ("1", True), ("on", True), ("yes", True),
                                             (False, False), ("false", False), ("0", False), ("off", False),
                                             ("no", False)])
-def test_flag_texts(text, expected):
+def test_a_flag_accepts_true_false_1_0_on_off_yes_no(text, expected):
     """The texts a flag takes, as a field, a link or a CLI value gives them."""
     assert parse_param(COMMANDS["activations"].param("gated_mlp"), text) is expected
 

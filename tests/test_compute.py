@@ -59,13 +59,13 @@ def test_train_time_without_recompute_is_three_quarters():
         (lambda: utilization(1.0, 0.0, 1, 1.0), "step_time_s must be a number > 0 s, got 0.0"),
     ],
 )
-def test_errors(call, message):
+def test_training_compute_refuses_bad_inputs_with_exact_messages(call, message):
     """Bad inputs are CalcErrors with exact messages."""
     with pytest.raises(CalcError) as e:
         call()
     assert str(e.value) == message
 
 
-def test_bounds_accepted():
+def test_the_largest_documented_params_and_tokens_are_accepted():
     """The largest documented params and tokens are accepted."""
     assert train_time(1e15, 1e16, 1, 1e21).seconds == 8e31 / 1e21

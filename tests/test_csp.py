@@ -49,3 +49,10 @@ def test_every_inline_script_is_hashed(built_site):
 def test_policy_lists_hashes_in_stable_order():
     """The policy text is deterministic (reproducible builds)."""
     assert policy({"'sha256-b'", "'sha256-a'"}) == policy({"'sha256-a'", "'sha256-b'"})
+
+
+def test_the_policy_is_safe_in_a_double_quoted_attribute_unescaped():
+    """hooks/csp.py writes the policy into ``content="…"`` as it is: it holds no ``"``, ``&``, ``<`` or ``>``."""
+    hashes = inline_script_hashes('<script>a="<&>"</script><script type="module">b=1</script>')
+    assert len(hashes) == 2
+    assert not re.search(r'["&<>]', policy(hashes))

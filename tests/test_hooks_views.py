@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from html import escape
+from html.parser import HTMLParser
 
 import pytest
 
@@ -12,7 +13,7 @@ from calc.api import COMMANDS, evaluate
 from calc.diagram import atlas_layout
 from calc.presets import ATLAS_DEFAULT, INFERENCE_DEFAULT, INFERENCE_PRESETS, PRESETS
 from hooks.markers import MARKER_RE, parse
-from hooks.views import render_tool_marker, svg, table_html
+from hooks.views import preset_inputs, render_presets, render_tool_marker, svg, table_html
 from tests.test_diagram import SPLITS, plan_for
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -73,3 +74,26 @@ def test_tool_marker_offers_the_serving_presets_and_groups_the_serving_fields():
     html = render(f"<!-- calc:tool infer id=inf preset={INFERENCE_DEFAULT} presets=all -->")
     assert html.count("data-preset=") == len(INFERENCE_PRESETS) and 'data-preset="gpt3-175b"' not in html
     assert ">Serving<" in html and 'name="weight_precision"' in html
+
+
+class Buttons(HTMLParser):
+    """The attributes of every <button>, unescaped as a browser reads them."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.found: list[dict] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "button":
+            self.found.append(dict(attrs))
+
+
+def test_each_preset_button_carries_every_field_as_json_and_its_source():
+    """A preset button's data-inputs reads back (unescaped) as the preset's fields; its title is the source."""
+    cmd = COMMANDS["plan"]
+    buttons = Buttons(render_presets(cmd, list(PRESETS), "u")).found
+    assert [b["data-preset"] for b in buttons] == list(PRESETS)
+    for b in buttons:
+        assert json.loads(b["data-inputs"]) == preset_inputs(cmd, b["data-preset"])
+        assert b["title"] == PRESETS[b["data-preset"]].source and "disabled" in b

@@ -214,7 +214,7 @@ def test_fp8_is_faster_than_bf16_where_it_matters():
     ({"tensor": 2, "data": 2}, "data_parallel", "data_parallel must be gpus / (tensor_parallel × pipeline_parallel × context_parallel × expert_parallel) = 4, got 2"),
     ({"expert": 2, "data": 4}, "expert_parallel", "expert_parallel must be a divisor of experts (1), got 2"),
 ])
-def test_split_rules(degrees, param, message):
+def test_a_split_that_does_not_multiply_or_divide_is_refused_naming_the_rule(degrees, param, message):
     """The split must multiply to the GPUs and divide the model; the message names the rule and the value."""
     with pytest.raises(CalcError) as info:
         run(**degrees)

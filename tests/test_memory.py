@@ -24,7 +24,7 @@ def test_model_states_fall_with_each_zero_stage(dp):
         assert len(set(values)) == 4
 
 
-def test_stage_formulas():
+def test_zero_stages_shard_model_states_by_the_papers_formulas():
     """Stage 0 (2+2+12)Ψ; 1: 4Ψ + 12Ψ/N; 2: 2Ψ + 14Ψ/N; 3: 16Ψ/N."""
     psi, n = 1e9, 8
     assert [shard_states(psi, "bf16-adam", z, n).model_states_bytes for z in range(4)] == [
@@ -136,7 +136,7 @@ def test_full_recompute_adds_one_layer_working_set():
         (dict(pipeline_parallel=97), "pipeline_parallel must be <= layers (96), got 97"),
     ],
 )
-def test_activation_errors(kwargs, message):
+def test_activations_refuse_impossible_pipeline_shapes_with_the_reason(kwargs, message):
     """Impossible pipeline shapes are CalcErrors with the reason."""
     with pytest.raises(CalcError) as e:
         activations(2048, 1, 12288, 96, 96, **kwargs)

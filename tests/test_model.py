@@ -64,7 +64,7 @@ def test_moe_layer_freq_counts_every_kth_layer():
     assert param_count(m).moe_layers == 3 and m.moe_layers_in(1, 5) == 2
 
 
-def test_defaults():
+def test_unset_shape_fields_give_mha_a_4h_ffn_dense_untied():
     """kv_heads = heads, ffn_hidden = 4h, dense, untied."""
     m = model(2, 64, 4, 100, 16)
     assert (m.kv_heads, m.ffn_hidden, m.experts, m.tied_embeddings, m.gated_mlp) == (4, 256, 1, False, False)
@@ -97,7 +97,7 @@ def test_model_validation_messages(kwargs, message):
     assert str(e.value) == message
 
 
-def test_precision_recipes():
+def test_each_precision_recipe_has_its_bytes_per_parameter_and_unknown_is_refused():
     """16 bytes for the ZeRO recipes, 18 and 20 for Megatron's, 16 for fp32; unknown names rejected."""
     assert {n: p.total_bytes for n, p in PRECISIONS.items()} == {
         "bf16-adam": 16, "fp16-adam": 16, "megatron-bf16": 18, "megatron-fp16": 20, "fp32-adam": 16}

@@ -66,14 +66,14 @@ def test_uneven_split_puts_extra_layers_last():
         (lambda: stage_layers(3, 4), "pipeline_parallel must be <= layers (3), got 4"),
     ],
 )
-def test_errors(call, message):
+def test_impossible_pipelines_are_refused_with_the_reason(call, message):
     """Impossible pipelines are CalcErrors with the reason."""
     with pytest.raises(CalcError) as e:
         call()
     assert str(e.value) == message
 
 
-def test_bounds_accepted():
+def test_largest_drawn_schedule_and_interleave_at_m_equal_p_are_accepted():
     """The largest schedule drawn and interleaving with m = p are accepted."""
     assert len(schedule("1f1b", 100, 100).ops) == 20_000
     assert bubble(8, 8, 2).bubble_fraction == 7 / 16

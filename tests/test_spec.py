@@ -41,7 +41,7 @@ def test_parse_text_errors():
         parse_text(" " * 1_000_001)
 
 
-def test_qualified():
+def test_a_flat_name_maps_back_to_its_section_and_field():
     """Flat names map back to section.field, a degree to its bare axis."""
     assert qualified("data_parallel", FIELDS) == "parallel.data" and qualified("top", FIELDS) == "top"
     assert qualified("zero", FIELDS) == "parallel.zero"

@@ -9,9 +9,9 @@ import pytest
 
 from calc.api import COMMANDS, run
 from calc.commands.export import launches
-from calc.export import FRAMEWORKS
+from calc.export import FRAMEWORKS, TARGETS
 from hooks.markers import MARKER_RE, parse
-from hooks.views import FOLD_LABEL, render_tool_marker
+from hooks.views import FOLD_LABEL, render_launch, render_tool_marker
 from hooks.widgets import render_form
 
 
@@ -92,3 +92,15 @@ def test_render_form_without_fold_is_unchanged():
     plain = render_form(cmd, "b", cmd.example)
     assert "<details" not in plain
     assert render_form(cmd, "b", cmd.example, ("Model",), "Edit") == plain
+
+
+def test_launch_text_and_refusals_are_escaped_and_only_the_first_panel_shows():
+    """Launch settings and a refusal holding markup reach the panel as text; later frameworks are hidden."""
+    html = render_launch({"megatron": {"ok": True, "text": "--a <b> & 'c'\n--d"},
+                          "deepspeed": {"ok": False, "message": "<i>no</i> & \"why\""}}, "u", ranks=[3, 1])
+    assert "<b>" not in html and "<i>" not in html
+    assert panel_texts(html) == {"megatron": ("--a <b> & 'c'\n--d", ""), "deepspeed": ("", '<i>no</i> & "why"')}
+    assert 'data-launch-panel="megatron">' in html and 'data-launch-panel="deepspeed" hidden>' in html
+    label = " + ".join(t.name for t in TARGETS["deepspeed"])
+    assert f'<option value="deepspeed">{label}</option>' in html and label.startswith("DeepSpeed ")
+    assert re.findall(r'<option value="(\d)"( selected)?>#(\d)</option>', html) == [("0", " selected", "3"), ("1", "", "1")]

@@ -34,7 +34,7 @@ def test_single_device_sends_nothing():
         ({"hidden": 1.5}, "hidden must be a whole number >= 1, got 1.5"),
     ],
 )
-def test_errors(kwargs, message):
+def test_layer_traffic_refuses_a_non_count_naming_the_rule(kwargs, message):
     """Each input is a count with a named rule."""
     args = {"micro_batch": 1, "seq_len": 2048, "hidden": 4096, "tensor_parallel": 8, **kwargs}
     with pytest.raises(CalcError) as info:

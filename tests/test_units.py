@@ -68,7 +68,7 @@ def test_parse_bandwidth_bytes_and_bits(text, expected):
     "text, expected",
     [("5us", 5e-6), ("5µs", 5e-6), ("5μs", 5e-6), ("1.5ms", 1.5e-3), ("2ns", 2e-9), ("3s", 3.0), ("0", 0.0), ("2e-6", 2e-6)],
 )
-def test_parse_time(text, expected):
+def test_times_accept_s_ms_us_ns_and_bare_seconds(text, expected):
     """Times accept s, ms, us, µs (micro sign or Greek mu) and ns; bare numbers are seconds."""
     assert parse_time(text) == expected
 

@@ -10,7 +10,7 @@ import pytest
 from calc.api import COMMANDS, Command, Param, Result, evaluate, format_result
 from calc.errors import CalcError
 from hooks.markers import MARKER_RE, MarkerError, parse
-from hooks.widgets import render_calculator, render_results, render_shell
+from hooks.widgets import render_calculator, render_form, render_results, render_shell
 
 
 class Tree(HTMLParser):
@@ -105,6 +105,22 @@ def test_labels_titles_and_values_are_escaped():
     tree = Tree(html)
     assert tree.result_text["out"] == "<script>'&'</script>"
     assert json.loads(tree.find(data_result="out")[0]["data-value"]) == "<script>'&'</script>"
+
+
+def test_form_labels_help_groups_and_values_are_escaped():
+    """Markup and quotes in a label, a help text, a group, a choice or a field's text reach the form as text."""
+    cmd = Command("x", 'T "<x>"', (
+        Param("n", "count", '<b>"N"</b>', help="a & <i>b</i>", group="<g>"),
+        Param("c", "choice", "C", choices=('a"b', "<c>"), default='a"b', group="<g>")), (), dict)
+    html = render_form(cmd, "u", {"n": '"><script>'})
+    assert not any(tag in html for tag in ("<b>", "<i>", "<script>", "<g>", "<c>", "<x>"))
+    assert 'aria-label="T &quot;&lt;x&gt;&quot; inputs"' in html and "<legend>&lt;g&gt;</legend>" in html
+    assert '>&lt;b&gt;&quot;N&quot;&lt;/b&gt;</label>' in html and ">a &amp; &lt;i&gt;b&lt;/i&gt;</span>" in html
+    tree = Tree(html)
+    (field,) = tree.find(name="n")
+    assert field["value"] == field["data-default"] == '"><script>'
+    assert [a["value"] for tag, a in tree.tags if tag == "option"] == ['a"b', "<c>"]
+    assert tree.find(value='a"b')[0].keys() >= {"selected"} and "selected" not in tree.find(value="<c>")[0]
 
 
 def test_an_unknown_parameter_fails_naming_it():

@@ -18,7 +18,7 @@ def test_backward_is_about_twice_the_forward():
 
 
 @pytest.mark.parametrize("attention", ["standard", "flash"])
-def test_recomputation_modes(attention):
+def test_recompute_full_redoes_the_forward_selective_the_attention_core(attention):
     """full redoes the forward; selective redoes the attention core (nothing with FlashAttention); none nothing."""
     none = layer_work(GPT3, A100, 1, t=8, attention=attention)
     full = layer_work(GPT3, A100, 1, t=8, recompute="full", attention=attention)
