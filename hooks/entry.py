@@ -52,7 +52,7 @@ def on_page_markdown(markdown, page, config, files):
 def on_page_content(html, page, config, files):
     try:
         return _build["site"].on_page_content(_build["state"], html, page)
-    except (_build["site"].MathError, _build["site"].QuizError) as e:
+    except (_build["site"].MathError, _build["site"].QuizError, _build["site"].MarkerError) as e:
         raise PluginError(str(e)) from None
 
 

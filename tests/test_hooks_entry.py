@@ -36,3 +36,26 @@ def test_state_is_dropped_after_the_build(tmp_path):
     assert entry._build
     entry.on_post_build(config)
     assert entry._build == {}
+
+
+def test_marker_error_while_rendering_content_is_one_plugin_error(tmp_path):
+    """A template missing in on_page_content (quiz, accuracy chart) stops the build with one line, no traceback."""
+    import pytest
+    from mkdocs.exceptions import PluginError
+
+    entry = load_entry()
+    config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path))
+    entry.on_config(config)
+    site = entry._build["site"]
+
+    def missing(state, html, page):
+        raise site.MarkerError("docs/quiz.md: template partials/calc/quiz.html not found")
+
+    site_render, site.on_page_content = site.on_page_content, missing
+    try:
+        with pytest.raises(PluginError, match="quiz.html not found") as caught:
+            entry.on_page_content("<p></p>", None, config, None)
+        assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    finally:
+        site.on_page_content = site_render
+        entry.on_post_build(config)
