@@ -330,3 +330,57 @@ def test_the_fold_opens_from_the_keyboard_and_its_fields_follow(page):
     page.wait_for_function("d => !d.open", arg=calc.root.locator("details.calc__fold").element_handle())
     assert first.is_hidden()
 
+
+def rgb(css: str) -> tuple[float, float, float, float]:
+    """A computed colour (``rgb(r, g, b)`` or ``rgba(r, g, b, a)``) as four numbers."""
+    parts = [float(x) for x in css[css.index("(") + 1:-1].replace("/", ",").replace(" ", ",").split(",") if x]
+    return (*parts[:3], parts[3] if len(parts) > 3 else 1.0)
+
+
+def contrast(a: tuple, b: tuple) -> float:
+    """WCAG 2 contrast ratio of two opaque colours."""
+    def lum(c):
+        ch = [x / 255 for x in c[:3]]
+        ch = [x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4 for x in ch]
+        return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2]
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+#: The Copy button's look once its colour transitions (the theme's) have finished, and the page's
+#: background behind it.
+LOOK = """async (button) => {
+  await Promise.all(button.getAnimations().map((a) => a.finished));
+  const s = getComputedStyle(button);
+  return {background: s.backgroundColor, color: s.color, border: s.borderTopStyle, borderColor: s.borderTopColor,
+          cursor: s.cursor, page: getComputedStyle(document.body).backgroundColor};
+}"""
+
+
+def test_disabled_copy_looks_disabled_in_both_palettes(page):
+    """Copy is filled while it can copy and outlined, dashed and grey while it cannot (a refusal is
+    shown); the fill stands 3:1 or more against the page in the light and the dark palette."""
+    calc = open_tool(page, "plan", ATLAS)
+    start = calc.inputs()
+    copy = calc.root.locator("[data-launch-copy]")
+    framework = FRAMEWORKS[0]
+    looks = {}
+    try:
+        for scheme in ("default", "slate"):
+            page.evaluate("s => document.body.setAttribute('data-md-color-scheme', s)", scheme)
+            assert calc.set_inputs(start) == "ready"
+            assert shown_launch(calc, framework)[0] is not None and copy.is_enabled()
+            enabled = copy.evaluate(LOOK)
+            assert calc.set_inputs({**start, "device_memory": "24GiB"}) == "ready"
+            assert shown_launch(calc, framework)[1] is not None and copy.is_disabled()
+            disabled = copy.evaluate(LOOK)
+            looks[scheme] = enabled, disabled
+            assert (enabled["border"], disabled["border"]) == ("solid", "dashed"), scheme
+            assert enabled["cursor"] != disabled["cursor"] == "not-allowed"
+            assert enabled["color"] != disabled["color"] and rgb(disabled["background"])[3] == 0, looks
+            assert contrast(rgb(enabled["background"]), rgb(enabled["page"])) >= 3, looks
+            assert contrast(rgb(disabled["color"]), rgb(disabled["page"])) >= 3, looks
+    finally:
+        page.evaluate("() => document.body.setAttribute('data-md-color-scheme', 'default')")
+        calc.set_inputs(start)
+    assert looks["default"] != looks["slate"]
