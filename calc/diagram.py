@@ -113,11 +113,22 @@ def _layers_text(layers: list[int], v: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _AtlasGrid:
-    """Where the atlas places things: the visible stage columns and the rows of the replica."""
+    """Where the atlas places things: the visible stages and the rows of one stage.
+
+    Wide (``w`` = 720): the stages are columns side by side. Narrow (:data:`NARROW_W`): the stages
+    are bands stacked top to bottom, each as wide as the drawing. The rows of a stage (``y_emb`` …
+    ``y_dev``) are given for a stage whose band starts at y = 30; stage ``i`` is drawn ``y_of[i]``
+    lower (0 for every column of the wide layout).
+    """
 
     visible: tuple[int | None, ...]  #: the stages drawn, None for the ellipsis
-    x_of: tuple[float, ...]  #: each column's left edge
+    x_of: tuple[float, ...]  #: each stage's left edge
+    y_of: tuple[float, ...]  #: each stage's shift down from a band at y = 30
     colw: float
+    w: float = _W
+    narrow: bool = False
+    top: float = 30.0  #: the replica's frame, top …
+    bottom: float = 254.0  #: … and bottom
     left: float = 16.0
     right: float = 56.0
     gap: float = 34.0
@@ -133,34 +144,93 @@ class _AtlasGrid:
         visible: tuple[int | None, ...] = tuple(range(p)) if p <= 4 else (0, 1, None, p - 1)
         left, right, gap = 16.0, 56.0, 34.0
         colw = (_W - left - right - gap * (len(visible) - 1)) / len(visible)
-        return _AtlasGrid(visible, tuple(left + i * (colw + gap) for i in range(len(visible))), colw)
+        return _AtlasGrid(visible, tuple(left + i * (colw + gap) for i in range(len(visible))),
+                          (0.0,) * len(visible), colw)
+
+    @staticmethod
+    def stacked(p: int, top: float) -> "_AtlasGrid":
+        """At most three stages (the first, an ellipsis, the last), each a band below the last."""
+        visible: tuple[int | None, ...] = tuple(range(p)) if p <= 3 else (0, None, p - 1)
+        left, right, y_of, y = 12.0, 26.0, [], top
+        for s in visible:
+            y_of.append(y - 30)
+            y += (_STAGE_BAND if s is not None else _ELLIPSIS_BAND) + _BAND_GAP
+        return _AtlasGrid(visible, (left,) * len(visible), tuple(y_of), NARROW_W - left - right, NARROW_W, True,
+                          top, y - _BAND_GAP, left, right)
 
     def col_of(self, stage: int) -> int:
-        """The column a stage is drawn in; a stage hidden in the ellipsis goes to the column after stage 0."""
-        return next((i for i, s in enumerate(self.visible) if s == stage), 1)
+        """Where a stage is drawn; a stage hidden in the ellipsis goes to the first drawn stage after stage 0."""
+        return next((i for i, s in enumerate(self.visible) if s == stage),
+                    next((i for i, s in enumerate(self.visible) if i > 0 and s is not None), 0))
+
+    def band_end(self, i: int) -> float:
+        """The bottom of stage ``i``'s band in the narrow layout."""
+        return self.y_of[i] + 30 + (_STAGE_BAND if self.visible[i] is not None else _ELLIPSIS_BAND)
 
 
-def _atlas_copies(g: _AtlasGrid, c: int, e: int, d: int) -> list[dict]:
+#: The narrow atlas's width (user units): at 375 px a phone shows it about 300 px wide, so its
+#: 11-unit labels are drawn at 12 px and more (tests/browser/test_browser_layout.py).
+NARROW_W = 270.0
+_STAGE_BAND, _ELLIPSIS_BAND, _BAND_GAP = 224.0, 48.0, 28.0
+#: Widths of a character, in ems, used to wrap text in the narrow layout: a little wider than the
+#: average of DejaVu Sans and Liberation Sans, so a wrapped line stays inside the drawing.
+_EM_PER_CHAR, _EM_PER_BOLD_CHAR = 0.56, 0.62
+
+
+def _wrap(s: str, size: float, width: float | None, bold: bool = False) -> list[str]:
+    """``s`` in lines of at most ``width`` user units at font ``size`` (one line when width is None).
+
+    Breaks between words; a ``·`` separator stays at the end of its line.
+
+    >>> _wrap("8 GPUs · 1 GB per GPU per step · inside a node", 11, 120)
+    ['8 GPUs · 1 GB per', 'GPU per step ·', 'inside a node']
+    """
+    if width is None:
+        return [s]
+    most = max(8, int(width / (size * (_EM_PER_BOLD_CHAR if bold else _EM_PER_CHAR))))
+    words: list[str] = []
+    for word in s.split(" "):
+        if word == "·" and words:
+            words[-1] += " ·"
+        else:
+            words.append(word)
+    lines = [words[0]]
+    for word in words[1:]:
+        if len(lines[-1]) + 1 + len(word) <= most:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def _lines(x: float, y: float, lines: list[str], cls: str, step: float = 15.0) -> list[dict]:
+    return [_text(x, y + k * step, line, cls) for k, line in enumerate(lines)]
+
+
+def _atlas_copies(g: _AtlasGrid, c: int, e: int, d: int, y_text: float) -> list[dict]:
     """The replica's frame and the context-, expert- and data-parallel copies drawn behind it."""
     items: list[dict] = []
     depth = [(k, n) for k, n in (("context", c), ("expert", e), ("data", d)) if n > 1]
-    height = g.y_dev + g.dev_h + 22 - 30
+    height = g.bottom - g.top
     for j, (kind, n) in reversed(list(enumerate(depth))):
         off = 5.0 * (j + 1)
-        items.append(_rect(g.left + off, 30 - off, _W - g.left - g.right, height, "atlas-shadow",
+        items.append(_rect(g.left + off, g.top - off, g.w - g.left - g.right, height, "atlas-shadow",
                            f"{n} {kind}-parallel copies of what is drawn", 6))
-    items.append(_rect(g.left - 6, 30, _W - g.left - g.right + 12, height, "atlas-replica", None, 6))
+    items.append(_rect(g.left - 6, g.top, g.w - g.left - g.right + 12, height, "atlas-replica", None, 6))
     copies = " × ".join(f"{n} {kind}" for kind, n in depth)
     if copies:
-        items.append(_text(_W - 4, 44, "× " + copies.replace(" × ", " ×\u2009"), "atlas-small", "end"))
+        text = "× " + copies.replace(" × ", " ×\u2009")
+        items.append(_text(10, y_text, text, "atlas-small") if g.narrow else
+                     _text(g.w - 4, 44, text, "atlas-small", "end"))
     return items
 
 
-def _atlas_stage(g: _AtlasGrid, x: float, st: dict, s: int, p: int, t: int, v: int, rank_of, gpn: int) -> list[dict]:
-    """One stage's column: its parts (embedding, attention, MLP, head) striped by TP, and its GPUs."""
+def _atlas_stage(g: _AtlasGrid, i: int, st: dict, s: int, p: int, t: int, v: int, rank_of, gpn: int) -> list[dict]:
+    """One stage's column (or band): its parts (embedding, attention, MLP, head) striped by TP, and its GPUs."""
+    x, oy = g.x_of[i], g.y_of[i]
     colw, shown_t = g.colw, min(t, 8)
-    items = [_text(x, 42, f"Stage {s}" if p > 1 else "Every GPU of the replica", "atlas-label"),
-             _text(x, 56, _layers_text(st["layers"], v), "atlas-small")]
+    items = [_text(x, oy + 42, f"Stage {s}" if p > 1 else "Every GPU of the replica", "atlas-label"),
+             _text(x, oy + 56, _layers_text(st["layers"], v), "atlas-small")]
     n_layers = len(st["layers"])
     parts = []
     if st["embedding"]:
@@ -172,93 +242,128 @@ def _atlas_stage(g: _AtlasGrid, x: float, st: dict, s: int, p: int, t: int, v: i
     if st["output_head"]:
         parts.append((g.y_head, 22, "head", "Output head"))
     for y, h, kind, label in parts:
+        y += oy
         items.append(_rect(x, y, colw, h, f"atlas-part atlas-part--{kind}",
                            f"{label}; each GPU holds 1/{t} of its weight matrices" if t > 1 else label, 3))
         for k in range(1, shown_t):
             xx = x + k * colw / shown_t
             items.append(_line(xx, y + 2, xx, y + h - 2, "atlas-stripe"))
         items.append(_text(x + 5, y + 14, label, "atlas-part__label"))
+    y_dev = g.y_dev + oy
     for k in range(shown_t):  # the GPUs of this stage in replica 0
         rank = rank_of(s, k)
         w = colw / shown_t
         node = rank // gpn
-        items.append(_rect(x + k * w + 1, g.y_dev, w - 2, g.dev_h, f"atlas-dev atlas-dev--node{node % 2}",
+        items.append(_rect(x + k * w + 1, y_dev, w - 2, g.dev_h, f"atlas-dev atlas-dev--node{node % 2}",
                            f"GPU {rank} (node {node}): stage {s}, tensor rank {k}", 2))
-        if w >= 22:
-            items.append(_text(x + k * w + w / 2, g.y_dev + 14, rank, "atlas-dev__n", "middle"))
+        if w >= max(22, 7 * len(str(rank)) + 4):
+            items.append(_text(x + k * w + w / 2, y_dev + 14, rank, "atlas-dev__n", "middle"))
     if t > shown_t:
-        items.append(_text(x + colw, g.y_dev - 4, f"{t} GPUs, 8 drawn", "atlas-small", "end"))
-    items.append(_text(x, g.y_dev + g.dev_h + 14, f"{units.format_bytes(st['memory_total_bytes'])} per GPU",
+        items.append(_text(x + colw, y_dev - 4, f"{t} GPUs, 8 drawn", "atlas-small", "end"))
+    items.append(_text(x, y_dev + g.dev_h + 14, f"{units.format_bytes(st['memory_total_bytes'])} per GPU",
                        "atlas-small"))
     return items
+
+
+def _atlas_sends(g: _AtlasGrid, slot: int, cls: str) -> tuple[list[dict], float, float]:
+    """Pipeline sends: arrows from each drawn stage to the next (dotted across the ellipsis)."""
+    items: list[dict] = []
+    colw = g.colw
+    for i in range(len(g.visible) - 1):
+        elided = " atlas-x--elided" if None in g.visible[i:i + 2] else ""
+        if g.narrow:
+            xx = g.left + colw - 24 - 10 * slot
+            items += _arrow(xx, g.band_end(i) + 3, xx, g.y_of[i + 1] + 30 - 3, cls + elided)
+        else:
+            y = g.y_mlp - 4 + 8 * slot
+            items += _arrow(g.x_of[i] + colw + 3, y, g.x_of[i + 1] - 3, y, cls + elided)
+    if g.narrow:
+        return items, g.left + colw - 40 - 10 * slot, g.band_end(0) + _BAND_GAP / 2
+    return items, g.x_of[0] + colw + g.gap / 2, g.y_mlp - 16 + 8 * slot
+
+
+def _atlas_tied(g: _AtlasGrid, cls: str) -> tuple[list[dict], float, float]:
+    """Tied embedding gradients between the first and the last stage: a line around the replica."""
+    colw, first, last = g.colw, 0, len(g.visible) - 1
+    if g.narrow:
+        xe, xr = g.left + colw, g.left + colw + 8
+        y1, y2 = g.y_of[first] + g.y_emb + 11, g.y_of[last] + g.y_head + 11
+        items = [_path(f"M{_r(xe)} {_r(y1)}H{_r(xr)}V{_r(y2)}H{_r(xe)}", cls + " atlas-x--open"),
+                 _head(xe, y2, -1, 0, cls), _head(xe, y1, -1, 0, cls)]
+        return items, xr, g.y_of[first] + g.y_att
+    xl = g.x_of[-1]
+    pts = (f"M{_r(g.x_of[0] + colw / 2)} {_r(g.y_emb)}V{_r(22)}H{_r(xl + colw + 8)}"
+           f"V{_r(g.y_head + 11)}H{_r(xl + colw)}")
+    items = [_path(pts, cls + " atlas-x--open"), _head(xl + colw, g.y_head + 11, -1, 0, cls),
+             _head(g.x_of[0] + colw / 2, g.y_emb, 0, 1, cls)]
+    return items, xl + colw + 8, g.y_att
 
 
 def _atlas_crossing(g: _AtlasGrid, comm: dict, slot: int, data_drawn: int, y_rep: float) -> tuple[list[dict], float, float]:
     """The arrows of one communication (by strategy) and where its numbered badge goes."""
     kind, colw = comm["strategy"], g.colw
-    x = g.x_of[g.col_of(comm["stage"])]
+    col = g.col_of(comm["stage"])
+    x, oy = g.x_of[col], g.y_of[col]
     cls = f"atlas-x atlas-x--{kind}"
-    items: list[dict] = []
     if kind == "tensor":
-        y = g.y_dev - 5 - 5 * slot
+        y = oy + g.y_dev - 5 - 5 * slot
         return _arrow(x + 4, y, x + colw - 4, y, cls), x + colw / 2 + 18 * slot, y
     if kind == "pipeline" and comm["collective"] == "send-recv":
-        y = g.y_mlp - 4 + 8 * slot
-        for i in range(len(g.visible) - 1):
-            x1, x2 = g.x_of[i] + colw + 3, g.x_of[i + 1] - 3
-            items += _arrow(x1, y, x2, y, cls + (" atlas-x--elided" if None in g.visible[i:i + 2] else ""))
-        return items, g.x_of[0] + colw + g.gap / 2, y - 12
-    if kind == "pipeline":  # tied embedding gradients between the first and the last stage
-        xl = g.x_of[-1]
-        pts = (f"M{_r(g.x_of[0] + colw / 2)} {_r(g.y_emb)}V{_r(22)}H{_r(xl + colw + 8)}"
-               f"V{_r(g.y_head + 11)}H{_r(xl + colw)}")
-        items = [_path(pts, cls + " atlas-x--open"), _head(xl + colw, g.y_head + 11, -1, 0, cls),
-                 _head(g.x_of[0] + colw / 2, g.y_emb, 0, 1, cls)]
-        return items, xl + colw + 8, g.y_att
+        return _atlas_sends(g, slot, cls)
+    if kind == "pipeline":
+        return _atlas_tied(g, cls)
     if kind == "context":
-        y, xr = g.y_att + 17, x + colw - 6 - 14 * slot
+        y, xr = oy + g.y_att + 17, x + colw - 6 - 14 * slot
         items = [_path(f"M{_r(xr - 10)} {_r(y - 10)}Q{_r(xr + 14)} {_r(y)} {_r(xr - 10)} {_r(y + 10)}",
                        cls + " atlas-x--open"), _head(xr - 10, y + 10, -1, 0.4, cls)]
         return items, xr - 22, y
     if kind == "expert":
-        y, xr = g.y_mlp + 17, x + colw - 8 - 16 * slot
+        y, xr = oy + g.y_mlp + 17, x + colw - 8 - 16 * slot
         return _arrow(xr, y + 8, xr + 10, y - 22, cls), xr - 12, y
     # data: from the replica down to its copies
-    xx = g.left + 40 + 96 * data_drawn
-    top = g.y_dev + g.dev_h + 24
+    xx = g.left + 40 + (48 if g.narrow else 96) * data_drawn
+    top = g.bottom + 2
     return _arrow(xx, top, xx, y_rep - 2, cls), xx + 14, (top + y_rep) / 2
 
 
 def _atlas_legend(g: _AtlasGrid, plan: dict, legend: list[tuple[int, dict]], y_rep: float, groups: int,
-                  serving: bool) -> list[dict]:
-    """Below the replica: the other copies, one numbered line per crossing, and the step and memory."""
+                  serving: bool) -> tuple[list[dict], float]:
+    """Below the replica: the other copies, one numbered line per crossing, and the step and memory.
+
+    Returns the items and the drawing's height.
+    """
     items: list[dict] = []
+    narrow = g.w - 20 if g.narrow else None
+    y = y_rep + 44
     if groups > 1:
         other = "other sequences" if serving else "other tokens"
-        items.append(_rect(g.left - 6, y_rep, _W - g.left - g.right + 12, 24, "atlas-copies", None, 6))
-        items.append(_text(g.left + 4, y_rep + 16, f"the other {groups - 1} copies of this replica "
-                                                   f"(data × context × expert = {groups}): same layers, {other}",
-                           "atlas-small"))
-    y = y_rep + 44
+        lines = _wrap(f"the other {groups - 1} copies of this replica (data × context × expert = {groups}): "
+                      f"same layers, {other}", 11, narrow and g.w - g.left - g.right - 8)
+        items.append(_rect(g.left - 6, y_rep, g.w - g.left - g.right + 12, 9 + 15 * len(lines), "atlas-copies",
+                           None, 6))
+        items += _lines(g.left + 4, y_rep + 16, lines, "atlas-small")
+        y += 15 * (len(lines) - 1)
     if not legend:
-        items.append(_text(10, y, "Nothing crosses a device boundary: one GPU holds the whole model.", "atlas-label"))
-        y += 20
+        lines = _wrap("Nothing crosses a device boundary: one GPU holds the whole model.", 12, narrow)
+        items += _lines(10, y, lines, "atlas-label")
+        y += 20 + 15 * (len(lines) - 1)
     for n, comm in legend:
         line1, line2 = crossing_text(comm, "generated token" if serving else "step")
+        first, second = _wrap(line1, 12, narrow and g.w - 36), _wrap(line2, 11, narrow and g.w - 36)
         items += _badge(18, y - 4, n)
-        items.append(_text(32, y, line1, "atlas-legend"))
-        items.append(_text(32, y + 15, line2, "atlas-small"))
-        y += 36
+        items += _lines(32, y, first, "atlas-legend")
+        items += _lines(32, y + 15 * len(first), second, "atlas-small")
+        y += 15 * (len(first) + len(second)) + 6
     mem = plan["memory_per_device"]
     step = (f"Decode step (one token for each of the batch's sequences) {units.format_time(plan['decode_time_per_token_s'])}"
             if serving else f"Step {units.format_time(plan['step_time_s'])}")
-    items.append(_text(10, y + 4, f"{step}; most loaded GPU (stage "
-                                  f"{mem['stage']}): {_bytes(mem['total_bytes'])} of {_bytes(mem['capacity_bytes'])}"
-                                  f"{'' if mem['fits'] else ' — does not fit'}", "atlas-label"))
-    return items
+    lines = _wrap(f"{step}; most loaded GPU (stage {mem['stage']}): {_bytes(mem['total_bytes'])} of "
+                  f"{_bytes(mem['capacity_bytes'])}{'' if mem['fits'] else ' — does not fit'}", 12, narrow)
+    items += _lines(10, y + 4, lines, "atlas-label")
+    return items, y + 16 + 15 * (len(lines) - 1)
 
 
-def atlas_layout(plan: dict) -> dict:
+def atlas_layout(plan: dict, narrow: bool = False) -> dict:
     """The atlas drawing of one plan (the dict ``python -m calc plan --json`` prints), or of a
     serving plan (``python -m calc infer --json``: its crossings are per generated token).
 
@@ -270,11 +375,19 @@ def atlas_layout(plan: dict) -> dict:
     ``data-crossing`` its index) with its arrows and a legend line giving the
     collective, group size, bytes per GPU per step, inside or across nodes, and time.
 
+    ``narrow``: the same picture for a phone, :data:`NARROW_W` wide: the stages stacked top to
+    bottom (at most three: the first, an ellipsis, the last) and long lines wrapped. The first
+    item is an empty group of class ``atlas-fit atlas-fit--wide`` (or ``--narrow``), by which
+    the page's style sheet shows the layout that fits (``tools.css``).
+
     >>> from calc.api import evaluate
     >>> from calc.presets import preset
-    >>> d = atlas_layout(evaluate("plan", dict(preset("gpt3-175b").inputs)))
-    >>> sum(1 for i in d["items"] if i["t"] == "g" and i["cls"].startswith("atlas-crossing"))
-    4
+    >>> plan = evaluate("plan", dict(preset("gpt3-175b").inputs))
+    >>> [sum(1 for i in d["items"] if i["t"] == "g" and i["cls"].startswith("atlas-crossing"))
+    ...  for d in (atlas_layout(plan), atlas_layout(plan, narrow=True))]
+    [4, 4]
+    >>> atlas_layout(plan, narrow=True)["w"]
+    270.0
     """
     par = plan["parallel"]
     t, p, c, e, d, v = (par[k] for k in ("tensor", "pipeline", "context", "expert", "data", "interleave"))
@@ -282,20 +395,24 @@ def atlas_layout(plan: dict) -> dict:
     gpn = gpus // nodes if nodes > 1 else gpus
     strides = plan["rank_strides"]
     stages = {s["stage"]: s for s in plan["stages"]}
-    g = _AtlasGrid.for_stages(p)
     serving = "decode_time_per_token_s" in plan
     title = (f"{gpus} GPUs = data {d} × pipeline {p} × context {c} × expert {e} × tensor {t}"
              f" on {nodes} node{'s' if nodes > 1 else ''}")
-    items: list[dict] = [_text(10, 16, title, "atlas-title"), *_atlas_copies(g, c, e, d)]
+    heading = _wrap(title, 13, NARROW_W - 20, bold=True) if narrow else [title]
+    y_copies = 16 + 16 * len(heading)
+    g = _AtlasGrid.stacked(p, y_copies + (20 if c * e * d > 1 else -2)) if narrow else _AtlasGrid.for_stages(p)
+    items: list[dict] = [{"t": "g", "cls": f"atlas-fit atlas-fit--{'narrow' if narrow else 'wide'}", "items": []},
+                         *_lines(10, 16, heading, "atlas-title", 16), *_atlas_copies(g, c, e, d, y_copies)]
     for i, s in enumerate(g.visible):
-        x = g.x_of[i]
         if s is None:
-            items.append(_text(x + g.colw / 2, g.y_mlp, "…", "atlas-ellipsis", "middle"))
-            items.append(_text(x + g.colw / 2, g.y_mlp + 18, f"stages 2–{p - 2}", "atlas-small", "middle"))
+            x, y = g.x_of[i] + g.colw / 2, (g.y_of[i] + 30 + 22) if g.narrow else g.y_mlp
+            items.append(_text(x, y, "…", "atlas-ellipsis", "middle"))
+            items.append(_text(x, y + 18, f"stages {g.visible[i - 1] + 1}–{g.visible[i + 1] - 1}", "atlas-small",
+                               "middle"))
             continue
-        items += _atlas_stage(g, x, stages[s], s, p, t, v,
+        items += _atlas_stage(g, i, stages[s], s, p, t, v,
                               lambda st, k: st * strides["pipeline"] + k * strides["tensor"], gpn)
-    y_rep = g.y_dev + g.dev_h + 40 + 36
+    y_rep = g.bottom + 54
     legend: list[tuple[int, dict]] = []
     used: dict[tuple[str, int], int] = {}
     for n, comm in enumerate(plan["communications"], start=1):
@@ -307,10 +424,10 @@ def atlas_layout(plan: dict) -> dict:
         items.append({"t": "g", "cls": f"atlas-crossing atlas-crossing--{kind}", "title": f"{n}. {line1}; {line2}",
                       "data": {"crossing": str(n), "strategy": kind}, "items": arrows + _badge(bx, by, n)})
         legend.append((n, comm))
-    items += _atlas_legend(g, plan, legend, y_rep, d * c * e, serving)
-    y_end = y_rep + 44 + (20 if not legend else 36 * len(legend))
+    below, height = _atlas_legend(g, plan, legend, y_rep, d * c * e, serving)
+    items += below
     kinds = f"{len(plan['communications'])} kinds of transfer cross device boundaries"
-    return {"w": _W, "h": _r(y_end + 16), "title": ("Serving atlas: " if serving else "Atlas: ") + title,
+    return {"w": g.w, "h": _r(height), "title": ("Serving atlas: " if serving else "Atlas: ") + title,
             "desc": (f"{kinds} for each generated token (one decode step of the batch)" if serving else kinds)
                     + "; the table below lists them.",
             "items": items}

@@ -96,8 +96,9 @@ def stages_table(plan: dict) -> dict:
 
 
 def plan_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
-    """The atlas: its drawing, its tables and its launch settings (:func:`calc.commands.export.launches`)."""
-    return {"figures": [diagram.atlas_layout(result)],
+    """The atlas: its drawing (wide, then narrow for a phone; the page shows the one that fits), its
+    tables and its launch settings (:func:`calc.commands.export.launches`)."""
+    return {"figures": [diagram.atlas_layout(result), diagram.atlas_layout(result, narrow=True)],
             "tables": {"crossings": crossings_table(result["communications"]),
                        "memory": memory_table(result["memory_per_device"]),
                        "step": step_table(result), "stages": stages_table(result)},

@@ -6,7 +6,7 @@ import pytest
 
 from calc import units
 from calc.api import COMMANDS, evaluate
-from calc.diagram import atlas_layout, crossing_text, memory_bars, timeline_layout
+from calc.diagram import NARROW_W, _wrap, atlas_layout, crossing_text, memory_bars, timeline_layout
 from calc.presets import ATLAS_DEFAULT, PRESETS
 
 SPLITS = [
@@ -40,10 +40,11 @@ def texts(items: list[dict]) -> list[str]:
 
 @pytest.mark.parametrize("preset,split", [("gpt3-175b", s) for s in SPLITS] + [("llama3-8b", {}),
                                                                                 ("mixtral-8x7b", {})])
-def test_one_crossing_per_communication(preset, split):
-    """The atlas draws exactly one numbered crossing per communication of the plan, in order."""
+@pytest.mark.parametrize("narrow", [False, True])
+def test_one_crossing_per_communication(preset, split, narrow):
+    """The atlas draws exactly one numbered crossing per communication of the plan, in order, in both layouts."""
     plan = plan_for(preset, **split)
-    found = crossings(atlas_layout(plan))
+    found = crossings(atlas_layout(plan, narrow=narrow))
     assert len(found) == len(plan["communications"]) > 0
     assert [g["data"]["crossing"] for g in found] == [str(n) for n in range(1, len(found) + 1)]
     assert [g["data"]["strategy"] for g in found] == [c["strategy"] for c in plan["communications"]]
@@ -111,3 +112,69 @@ def test_serving_chart_places_points_on_a_log_batch_axis():
     steps = {round(b - a, 1) for a, b in zip(xs, xs[1:])}
     assert len(steps) == 1 and all(a > b for a, b in zip([c["cy"] for c in dots], [c["cy"] for c in dots][1:]))
     assert "largest batch that fits: 16" in d["title"]
+
+
+def points(items: list[dict]):
+    """Every coordinate pair an item places (rect corners, line ends, circle and text anchors, path points)."""
+    import re
+
+    for i in items:
+        if i["t"] == "g":
+            yield from points(i["items"])
+        elif i["t"] == "rect":
+            yield from ((i["x"], i["y"]), (i["x"] + i["w"], i["y"] + i["h"]))
+        elif i["t"] == "line":
+            yield from ((i["x1"], i["y1"]), (i["x2"], i["y2"]))
+        elif i["t"] == "circle":
+            yield from ((i["cx"] - i["r"], i["cy"] - i["r"]), (i["cx"] + i["r"], i["cy"] + i["r"]))
+        elif i["t"] == "text":
+            yield i["x"], i["y"]
+        else:  # a path: M, L and Q take points, H an x, V a y (calc.diagram's module docstring)
+            x = y = 0.0
+            for command, args in re.findall(r"([MLHVQZ])([^MLHVQZ]*)", i["d"]):
+                numbers = [float(n) for n in args.split()]
+                if command == "H":
+                    x = numbers[0]
+                elif command == "V":
+                    y = numbers[0]
+                elif command != "Z":
+                    x, y = numbers[-2:]
+                    yield from zip(numbers[::2], numbers[1::2])
+                yield x, y
+
+
+@pytest.mark.parametrize("preset,split", [("gpt3-175b", s) for s in SPLITS] + [("llama3-8b", {}),
+                                                                                ("mixtral-8x7b", {})])
+def test_narrow_layout_stacks_the_stages_inside_its_width(preset, split):
+    """The narrow atlas is NARROW_W wide, draws everything inside its box, stacks at most three stages
+    (the first, an ellipsis, the last) top to bottom, and says what the wide one says, wrapped."""
+    plan = plan_for(preset, **split)
+    wide, narrow = atlas_layout(plan), atlas_layout(plan, narrow=True)
+    assert narrow["w"] == NARROW_W and wide["w"] == 720
+    assert wide["items"][0]["cls"] == "atlas-fit atlas-fit--wide" and wide["items"][0]["items"] == []
+    assert narrow["items"][0]["cls"] == "atlas-fit atlas-fit--narrow" and narrow["items"][0]["items"] == []
+    for x, y in points(narrow["items"]):
+        assert 0 <= x <= NARROW_W and 0 <= y <= narrow["h"], (x, y)
+    labels = [i for i in narrow["items"] if i["t"] == "text" and i["s"].startswith(("Stage ", "Every GPU"))]
+    p = plan["parallel"]["pipeline"]
+    assert [i["s"] for i in labels] == ([f"Stage {s}" for s in range(p)] if 1 < p <= 3 else
+                                        ["Stage 0", f"Stage {p - 1}"] if p > 3 else ["Every GPU of the replica"])
+    assert len({i["x"] for i in labels}) == 1 and [i["y"] for i in labels] == sorted({i["y"] for i in labels})
+    said = " ".join(texts(narrow["items"]))
+    for comm in plan["communications"]:
+        line1, line2 = crossing_text(comm)
+        assert f"{line1} {line2}" in said
+    assert narrow["title"] == wide["title"] and narrow["title"].removeprefix("Atlas: ") in said
+
+
+@pytest.mark.parametrize("text,size,width", [("8 GPUs · 1 GB (953.7 MiB) per GPU per step · inside a node · 10 ms",
+                                              11, 234), ("Attention", 12, 10), ("a b c d e f g h i j", 12, 60)])
+def test_wrap_breaks_between_words_within_the_width(text, size, width):
+    """Wrapped lines rejoin to the text, keep a separator at a line's end, and stay within the width
+    (a word longer than the width stands alone)."""
+    lines = _wrap(text, size, width)
+    most = max(8, int(width / (size * 0.56)))
+    assert " ".join(lines) == text
+    assert all(len(line) <= most or " " not in line for line in lines)
+    assert not any(line.startswith("·") for line in lines)
+    assert _wrap(text, size, None) == [text]

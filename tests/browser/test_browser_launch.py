@@ -275,8 +275,9 @@ def test_a_hostile_or_wrong_pin_is_one_line_and_runs_nothing(page, pin, message)
 
 
 def test_tool_pages_use_the_width_fold_the_model_and_draw_12px_labels(browser, base_url, watch):
-    """At 1280 px: no navigation or contents sidebar, the split visible and the model folded, and every
-    label of every drawing at least 12 px as rendered. Its own context: the 1280 px viewport."""
+    """At 1280 px: no navigation or contents sidebar, the split visible (above or beside the drawing) and
+    the model folded, and every label of every drawing shown at least 12 px as rendered. Its own context:
+    the 1280 px viewport."""
     context = open_context(browser, base_url, watch, viewport={"width": 1280, "height": 900})
     try:
         page = context.new_page()
@@ -292,7 +293,9 @@ def test_tool_pages_use_the_width_fold_the_model_and_draw_12px_labels(browser, b
                 assert fold.count() == 1 and not fold.evaluate("d => d.open"), path
                 assert fold.locator("summary").text_content() == "Edit the model and hardware"
                 assert root.locator('.calc__form [name="layers"]').is_hidden(), path
-            smallest = page.evaluate("""() => Math.min(...[...document.querySelectorAll("svg.draw")].flatMap((svg) => {
+            # the drawings shown (the atlas is drawn wide and narrow; the page shows the one that fits)
+            smallest = page.evaluate("""() => Math.min(...[...document.querySelectorAll("svg.draw")]
+              .filter((svg) => svg.getBoundingClientRect().width > 0).flatMap((svg) => {
                 const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
                 return [...svg.querySelectorAll("text")].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale);
             }))""")
@@ -301,8 +304,10 @@ def test_tool_pages_use_the_width_fold_the_model_and_draw_12px_labels(browser, b
         page.goto(ATLAS + "?layers=48")  # a shared link that changes a folded field opens the fold
         assert Calculator(page, "plan").wait_state("ready") == "ready"  # mounted: the link has been read
         assert page.locator("details.calc__fold").evaluate("d => d.open")
-        split = page.locator('.calc__form [name="tensor_parallel"]')
-        assert split.is_visible() and split.bounding_box()["y"] < page.locator("svg.draw").bounding_box()["y"]
+        split, drawing = page.locator('.calc__form [name="tensor_parallel"]'), page.locator("svg.draw:visible")
+        assert split.is_visible()  # beside the drawing at 1280 px (tests/browser/test_browser_layout.py)
+        box, figure = split.bounding_box(), drawing.bounding_box()
+        assert box["y"] < figure["y"] or box["x"] + box["width"] < figure["x"]
     finally:
         context.close()
 
@@ -324,3 +329,64 @@ def test_the_fold_opens_from_the_keyboard_and_its_fields_follow(page):
     page.keyboard.press("Enter")
     page.wait_for_function("d => !d.open", arg=calc.root.locator("details.calc__fold").element_handle())
     assert first.is_hidden()
+
+
+def rgb(css: str) -> tuple[float, float, float, float]:
+    """A computed colour (``rgb(r, g, b)`` or ``rgba(r, g, b, a)``) as four numbers."""
+    parts = [float(x) for x in css[css.index("(") + 1:-1].replace("/", ",").replace(" ", ",").split(",") if x]
+    return (*parts[:3], parts[3] if len(parts) > 3 else 1.0)
+
+
+def over(c: tuple, page: tuple) -> tuple:
+    """Colour ``c`` (with its alpha) as seen over the opaque ``page``."""
+    return (*(x * c[3] + y * (1 - c[3]) for x, y in zip(c[:3], page[:3])), 1.0)
+
+
+def contrast(a: tuple, b: tuple) -> float:
+    """WCAG 2 contrast ratio of two opaque colours."""
+    def lum(c):
+        ch = [x / 255 for x in c[:3]]
+        ch = [x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4 for x in ch]
+        return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2]
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+#: The Copy button's look once its colour transitions (the theme's) have finished, and the page's
+#: background behind it.
+LOOK = """async (button) => {
+  await Promise.all(button.getAnimations().map((a) => a.finished));
+  const s = getComputedStyle(button);
+  return {background: s.backgroundColor, color: s.color, border: s.borderTopStyle, borderColor: s.borderTopColor,
+          cursor: s.cursor, page: getComputedStyle(document.body).backgroundColor};
+}"""
+
+
+def test_disabled_copy_looks_disabled_in_both_palettes(page):
+    """Copy is filled while it can copy and outlined, dashed and grey while it cannot (a refusal is
+    shown); the fill stands 3:1 or more against the page in the light and the dark palette."""
+    calc = open_tool(page, "plan", ATLAS)
+    start = calc.inputs()
+    copy = calc.root.locator("[data-launch-copy]")
+    framework = FRAMEWORKS[0]
+    looks = {}
+    try:
+        for scheme in ("default", "slate"):
+            page.evaluate("s => document.body.setAttribute('data-md-color-scheme', s)", scheme)
+            assert calc.set_inputs(start) == "ready"
+            assert shown_launch(calc, framework)[0] is not None and copy.is_enabled()
+            enabled = copy.evaluate(LOOK)
+            assert calc.set_inputs({**start, "device_memory": "24GiB"}) == "ready"
+            assert shown_launch(calc, framework)[1] is not None and copy.is_disabled()
+            disabled = copy.evaluate(LOOK)
+            looks[scheme] = enabled, disabled
+            assert (enabled["border"], disabled["border"]) == ("solid", "dashed"), scheme
+            assert enabled["cursor"] != disabled["cursor"] == "not-allowed"
+            assert enabled["color"] != disabled["color"] and rgb(disabled["background"])[3] == 0, looks
+            assert contrast(rgb(enabled["background"]), rgb(enabled["page"])) >= 3, looks
+            page_colour = rgb(disabled["page"])
+            assert contrast(over(rgb(disabled["color"]), page_colour), page_colour) >= 3, looks
+    finally:
+        page.evaluate("() => document.body.setAttribute('data-md-color-scheme', 'default')")
+        calc.set_inputs(start)
+    assert looks["default"] != looks["slate"]

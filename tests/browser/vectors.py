@@ -84,3 +84,28 @@ def atlas_inputs(extra: dict[str, str]) -> dict[str, str]:
     if "layers" in extra:  # a whole preset: fields it does not name take their defaults
         base = COMMANDS["plan"].fields()
     return {**base, **extra}
+
+
+#: Atlas inputs (over the default) whose launch settings cover every framework's text and refusals:
+#: ZeRO-3 (Megatron has no stage 3), a plan that does not fit (every framework refuses), the presets.
+LAUNCH_VECTORS = [
+    {},
+    {"precision": "bf16-adam", "overlap_grad_reduce": "false"},
+    {"zero": "3", "interleave": "2"},
+    {"device_memory": "24GiB"},
+    {"data_parallel": "8", "context_parallel": "2", "sequence_parallel": "true"},
+    {**PRESETS["llama3-8b"].inputs},
+    {**PRESETS["mixtral-8x7b"].inputs},
+]
+
+#: (pin, atlas inputs over the default): the pin is the atlas's query string as the page keeps it in
+#: ``pin=``; the last two are refused (plans of different models; a name that is no field).
+COMPARE_VECTORS = [
+    ("", {"data_parallel": "32", "pipeline_parallel": "4"}),
+    ("interleave=2", {"interleave": "4", "recompute": "selective", "sequence_parallel": "true"}),
+    ("zero=1&data_parallel=64&tensor_parallel=2", {"data_parallel": "128", "pipeline_parallel": "1", "zero": "3",
+                                                   "sequence_parallel": "true", "recompute": "selective"}),
+    ("device_memory=24GiB", {}),
+    ("", {"hidden": "8192", "heads": "64"}),
+    ("evil=1", {}),
+]

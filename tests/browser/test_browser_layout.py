@@ -1,0 +1,119 @@
+"""The atlas's layout in Chromium: its labels as rendered, and where the drawing sits on the first screen.
+
+The font size a reader sees is the text's computed font size (in the drawing's user units) times the
+drawing's scale on screen: ``getScreenCTM().a`` of the text, checked against the SVG's rendered width
+over its viewBox width. calc.diagram draws the atlas twice (wide, and narrow with its stages stacked);
+the page shows the one that fits (tools.css), and these tests measure the one shown.
+"""
+
+from __future__ import annotations
+
+import pytest
+from tests.browser.atlas_browser import Calculator, open_context
+
+from calc.api import evaluate
+from calc.diagram import atlas_layout
+from calc.presets import ATLAS_DEFAULT, presets_for
+
+pytestmark = pytest.mark.browser
+
+ATLAS = "/tools/atlas/"
+PRESETS = presets_for("plan")
+
+#: For each drawing the view shows: its layout, its scale two ways, its title, the rendered size of
+#: every label, and the labels that run outside the drawing's box.
+SHOWN = """(view) => [...view.querySelectorAll("svg.draw")].filter((svg) => svg.getBoundingClientRect().width > 0)
+  .map((svg) => {
+    const texts = [...svg.querySelectorAll("text")];
+    const width = svg.viewBox.baseVal.width;
+    return {
+      fit: svg.querySelector(".atlas-fit")?.getAttribute("class") ?? null,
+      scale: svg.getBoundingClientRect().width / width,
+      ctm: texts.map((t) => t.getScreenCTM().a),
+      title: svg.querySelector("title").textContent,
+      px: texts.map((t) => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a),
+      outside: texts.filter((t) => { const b = t.getBBox(); return b.x < 0 || b.x + b.width > width; })
+        .map((t) => t.textContent),
+    };
+  })"""
+
+
+def shown(calc: Calculator) -> dict:
+    """The one atlas drawing the view shows, measured; every label inside its box."""
+    drawings = calc.root.locator("[data-view]").evaluate(SHOWN)
+    assert len(drawings) == 1, [d["fit"] for d in drawings]
+    d = drawings[0]
+    assert all(abs(a - d["scale"]) < 1e-3 for a in d["ctm"]), (d["scale"], set(d["ctm"]))
+    assert d["outside"] == [], d["outside"]
+    return d
+
+
+def expected_title(name: str) -> str:
+    return atlas_layout(evaluate("plan", dict(PRESETS[name].inputs)))["title"]
+
+
+@pytest.mark.parametrize("width,fit", [(375, "narrow"), (1280, "wide")])
+def test_atlas_labels_are_12px_or_more_for_every_preset(browser, base_url, watch, width, fit):
+    """At 375 px the narrow atlas, at 1280 px the wide one, is shown for every preset, every label at
+    least 12 px as rendered and inside the drawing, and the page never scrolls sideways.
+    Its own context: the viewport is set before the first paint."""
+    context = open_context(browser, base_url, watch, viewport={"width": width, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(ATLAS)
+        calc = Calculator(page, "plan")
+        assert calc.wait_state("ready") == "ready", calc.status()
+        for name in PRESETS:
+            calc.root.locator(f'[data-preset="{name}"]').click()
+            page.wait_for_function("([view, title]) => [...view.querySelectorAll('svg.draw > title')]"
+                                   ".every((t) => t.textContent === title)",
+                                   arg=[calc.root.locator("[data-view]").element_handle(), expected_title(name)])
+            assert calc.wait_state("ready") == "ready", (name, calc.status())
+            d = shown(calc)
+            assert d["fit"] == f"atlas-fit atlas-fit--{fit}", name
+            assert 12 <= min(d["px"]) and max(d["px"]) < 60, (name, min(d["px"]), max(d["px"]))
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, name
+        assert watch.errors == [] and watch.offsite == []
+    finally:
+        context.close()
+
+
+def test_atlas_labels_are_12px_at_375_without_javascript(browser, base_url, watch):
+    """The build's HTML holds both layouts and the style sheet picks, so a phone reads 12 px labels
+    before Python starts, and with JavaScript off. Its own context: JavaScript disabled."""
+    context = open_context(browser, base_url, watch, viewport={"width": 375, "height": 800}, java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(ATLAS)
+        calc = Calculator(page, "plan")
+        assert calc.state == "static"
+        d = shown(calc)
+        assert d["fit"] == "atlas-fit atlas-fit--narrow" and d["title"] == expected_title(ATLAS_DEFAULT)
+        assert min(d["px"]) >= 12, min(d["px"])
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    finally:
+        context.close()
+
+
+def test_atlas_drawing_starts_on_the_first_screen_at_1280x800(browser, base_url, watch):
+    """At 1280 × 800 the drawing's top is within the first 800 px, beside the split controls, which are
+    on the first screen too; the model and hardware stay folded. Its own context: the viewport."""
+    context = open_context(browser, base_url, watch, viewport={"width": 1280, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(ATLAS)
+        calc = Calculator(page, "plan")
+        assert calc.wait_state("ready") == "ready", calc.status()
+        assert page.evaluate("scrollY") == 0
+        svg = calc.root.locator("[data-view] svg.draw:visible")
+        assert svg.count() == 1
+        drawing = svg.bounding_box()
+        assert drawing["y"] < 800, drawing
+        split = calc.root.locator('.calc__form [name="data_parallel"]')
+        assert split.is_visible() and split.bounding_box()["y"] < 800
+        assert split.bounding_box()["x"] + split.bounding_box()["width"] < drawing["x"]  # beside it
+        assert not calc.root.locator("details.calc__fold").evaluate("d => d.open")
+        assert calc.root.locator('.calc__form [name="layers"]').is_hidden()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    finally:
+        context.close()
