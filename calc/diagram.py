@@ -363,6 +363,27 @@ def _atlas_legend(g: _AtlasGrid, plan: dict, legend: list[tuple[int, dict]], y_r
     return items, y + 16 + 15 * (len(lines) - 1)
 
 
+def _atlas_crossings(g: _AtlasGrid, comms: list[dict], y_rep: float,
+                     serving: bool) -> tuple[list[dict], list[tuple[int, dict]]]:
+    """(items, legend) of the numbered crossings: one group per communication, its arrows and badge.
+
+    Crossings of one strategy at one drawn column take successive slots so their arrows do not overlap.
+    """
+    items: list[dict] = []
+    legend: list[tuple[int, dict]] = []
+    used: dict[tuple[str, int], int] = {}
+    for n, comm in enumerate(comms, start=1):
+        kind, col = comm["strategy"], g.col_of(comm["stage"])
+        slot = used.get((kind, col), 0)
+        used[(kind, col)] = slot + 1
+        arrows, bx, by = _atlas_crossing(g, comm, slot, sum(1 for _, k in legend if k["strategy"] == "data"), y_rep)
+        line1, line2 = crossing_text(comm, "generated token" if serving else "step")
+        items.append({"t": "g", "cls": f"atlas-crossing atlas-crossing--{kind}", "title": f"{n}. {line1}; {line2}",
+                      "data": {"crossing": str(n), "strategy": kind}, "items": arrows + _badge(bx, by, n)})
+        legend.append((n, comm))
+    return items, legend
+
+
 def atlas_layout(plan: dict, narrow: bool = False) -> dict:
     """The atlas drawing of one plan (the dict ``python -m calc plan --json`` prints), or of a
     serving plan (``python -m calc infer --json``: its crossings are per generated token).
@@ -413,17 +434,8 @@ def atlas_layout(plan: dict, narrow: bool = False) -> dict:
         items += _atlas_stage(g, i, stages[s], s, p, t, v,
                               lambda st, k: st * strides["pipeline"] + k * strides["tensor"], gpn)
     y_rep = g.bottom + 54
-    legend: list[tuple[int, dict]] = []
-    used: dict[tuple[str, int], int] = {}
-    for n, comm in enumerate(plan["communications"], start=1):
-        kind, col = comm["strategy"], g.col_of(comm["stage"])
-        slot = used.get((kind, col), 0)
-        used[(kind, col)] = slot + 1
-        arrows, bx, by = _atlas_crossing(g, comm, slot, sum(1 for _, k in legend if k["strategy"] == "data"), y_rep)
-        line1, line2 = crossing_text(comm, "generated token" if serving else "step")
-        items.append({"t": "g", "cls": f"atlas-crossing atlas-crossing--{kind}", "title": f"{n}. {line1}; {line2}",
-                      "data": {"crossing": str(n), "strategy": kind}, "items": arrows + _badge(bx, by, n)})
-        legend.append((n, comm))
+    crossings, legend = _atlas_crossings(g, plan["communications"], y_rep, serving)
+    items += crossings
     below, height = _atlas_legend(g, plan, legend, y_rep, d * c * e, serving)
     items += below
     kinds = f"{len(plan['communications'])} kinds of transfer cross device boundaries"
