@@ -282,7 +282,7 @@ def test_tool_pages_use_the_width_fold_the_model_and_draw_12px_labels(browser, b
         page = context.new_page()
         for path in TOOLS:
             page.goto(path)
-            root = page.locator("[data-calc]")
+            root = page.locator("[data-calc]:not([hidden])")  # the atlas: the mode shown (calc-mode.mjs)
             assert page.locator(".md-sidebar--primary").is_hidden(), path
             assert page.locator(".md-sidebar--secondary").is_hidden(), path
             fold = root.locator("details.calc__fold")
@@ -292,7 +292,7 @@ def test_tool_pages_use_the_width_fold_the_model_and_draw_12px_labels(browser, b
                 assert fold.count() == 1 and not fold.evaluate("d => d.open"), path
                 assert fold.locator("summary").text_content() == "Edit the model and hardware"
                 assert root.locator('.calc__form [name="layers"]').is_hidden(), path
-            smallest = page.evaluate("""() => Math.min(...[...document.querySelectorAll("svg.draw")].flatMap((svg) => {
+            smallest = page.evaluate("""() => Math.min(...[...document.querySelectorAll("[data-calc]:not([hidden]) svg.draw")].flatMap((svg) => {
                 const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
                 return [...svg.querySelectorAll("text")].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale);
             }))""")
@@ -300,9 +300,10 @@ def test_tool_pages_use_the_width_fold_the_model_and_draw_12px_labels(browser, b
                 assert 12 <= smallest < 100, (path, smallest)
         page.goto(ATLAS + "?layers=48")  # a shared link that changes a folded field opens the fold
         assert Calculator(page, "plan").wait_state("ready") == "ready"  # mounted: the link has been read
-        assert page.locator("details.calc__fold").evaluate("d => d.open")
-        split = page.locator('.calc__form [name="tensor_parallel"]')
-        assert split.is_visible() and split.bounding_box()["y"] < page.locator("svg.draw").bounding_box()["y"]
+        atlas = page.locator("#atlas")
+        assert atlas.locator("details.calc__fold").evaluate("d => d.open")
+        split = atlas.locator('.calc__form [name="tensor_parallel"]')
+        assert split.is_visible() and split.bounding_box()["y"] < atlas.locator("svg.draw").bounding_box()["y"]
     finally:
         context.close()
 
