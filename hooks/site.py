@@ -3,7 +3,7 @@
 Renderers take their command and inputs through :mod:`hooks.arguments` and write HTML from the
 theme's Jinja templates through :mod:`hooks.templates`: :mod:`hooks.tables` (values, tables),
 :mod:`hooks.content` (cases, schedules, commands, names, parameter counts), :mod:`hooks.widgets`
-(calculators), :mod:`hooks.views` (the tool pages: atlas, memory, timeline, planner),
+(calculators), :mod:`hooks.views` (the tool pages: atlas, memory, timeline, planner), :mod:`hooks.modes` (the atlas's training / serving switch),
 :mod:`hooks.accuracy` (the planner against measured runs). Assets: :mod:`hooks.assets` (npm files served by the site), :mod:`hooks.runtime`
 (Pyodide and the ``calc`` wheel for the page's worker), :mod:`hooks.quiz` (questions with
 options as quizzes), :mod:`hooks.math` (formulas rendered by KaTeX at build time),
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import accuracy, assets, content, csp, math, quiz, reproducible, runtime, tables, templates, views, widgets
+from . import accuracy, assets, content, csp, math, modes, quiz, reproducible, runtime, tables, templates, views, widgets
 from .markers import MarkerError, Renderer, replace_markers
 from .math import MathError
 from .quiz import QuizError
@@ -46,7 +46,7 @@ class BuildState:
 def all_renderers() -> dict[str, Renderer]:
     """Every marker kind and its renderer, from the renderer modules; a kind registered twice is a bug."""
     renderers: dict[str, Renderer] = {}
-    for module in (tables, widgets, content, views, accuracy):
+    for module in (tables, widgets, content, views, accuracy, modes):
         clash = renderers.keys() & module.RENDERERS.keys()
         assert not clash, f"marker kinds registered twice: {clash}"
         renderers.update(module.RENDERERS)

@@ -290,16 +290,29 @@ def cli_json(command: str, inputs: dict[str, str]) -> dict[str, str]:
 # ---------------------------------------------------------------- what the built site holds
 
 class _Roots(HTMLParser):
-    """Collects ``(id, command)`` of every element that has a ``data-calc`` attribute."""
+    """Collects ``(id, command)`` of every element that has a ``data-calc`` attribute, and the query
+    that shows each tool of a mode switch (hooks/modes.py): ``KEY=MODE``, blank for the default mode."""
 
     def __init__(self):
         super().__init__()
         self.found: list[tuple[str, str]] = []
+        self.queries: dict[str, str] = {}
+        self._key: str | None = None  #: inside a mode switch: its address key
+        self._first = False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if "data-calc" in a:
             self.found.append((a.get("id") or "", a["data-calc"]))
+        if "data-modes" in a:
+            self._key, self._first = a["data-modes"], True
+        if tag == "input" and "data-panel" in a and self._key is not None:
+            self.queries[a["data-panel"]] = "" if self._first else f"{self._key}={a['value']}"
+            self._first = False
+
+    def handle_endtag(self, tag):
+        if tag == "fieldset":
+            self._key = None
 
 
 def page_paths(site: Path) -> list[str]:
@@ -321,9 +334,15 @@ class Widget:
     path: str
     id: str
     command: str
+    query: str = ""  #: what the address needs to show it (``mode=inference``: a tool of a mode switch)
 
     def __str__(self) -> str:
         return f"{self.path}#{self.id}"
+
+    def url(self, query: str = "") -> str:
+        """The address that shows it, with ``query`` (``a=1&b=2``) after the one it needs."""
+        both = "&".join(q for q in (self.query, query) if q)
+        return f"{self.path}?{both}" if both else self.path
 
 
 #: Marks the current page's content as old, then follows a link to ``url`` as a reader's click would.
@@ -377,9 +396,9 @@ def open_widget(page, widget: Widget, cold: bool = False) -> Calculator:
     ``cold``: load the page afresh (a new document, so a new worker) instead of navigating to it.
     """
     if cold:
-        page.goto(widget.path)
+        page.goto(widget.url())
     else:
-        visit(page, widget.path)
+        visit(page, widget.url())
     calc = Calculator(page, widget.command, widget.id)
     calc.root.scroll_into_view_if_needed()
     return calc
@@ -391,5 +410,5 @@ def calculators(site: Path) -> list[Widget]:
     for path in page_paths(site):
         parser = _Roots()
         parser.feed((site / (path.lstrip("/") + ("index.html" if path.endswith("/") else ""))).read_text())
-        found += [Widget(path, uid, command) for uid, command in parser.found]
+        found += [Widget(path, uid, command, parser.queries.get(uid, "")) for uid, command in parser.found]
     return found

@@ -283,7 +283,7 @@ def test_tool_pages_use_the_width_fold_the_model_and_draw_12px_labels(browser, b
         page = context.new_page()
         for path in TOOLS:
             page.goto(path)
-            root = page.locator("[data-calc]")
+            root = page.locator("[data-calc]:not([hidden])")  # the atlas: the mode shown (calc-mode.mjs)
             assert page.locator(".md-sidebar--primary").is_hidden(), path
             assert page.locator(".md-sidebar--secondary").is_hidden(), path
             fold = root.locator("details.calc__fold")
@@ -293,8 +293,9 @@ def test_tool_pages_use_the_width_fold_the_model_and_draw_12px_labels(browser, b
                 assert fold.count() == 1 and not fold.evaluate("d => d.open"), path
                 assert fold.locator("summary").text_content() == "Edit the model and hardware"
                 assert root.locator('.calc__form [name="layers"]').is_hidden(), path
-            # the drawings shown (the atlas is drawn wide and narrow; the page shows the one that fits)
-            smallest = page.evaluate("""() => Math.min(...[...document.querySelectorAll("svg.draw")]
+            # the drawings shown (the atlas is drawn wide and narrow; the page shows the one that fits; a mode
+            # switch hides the other tool)
+            smallest = page.evaluate("""() => Math.min(...[...document.querySelectorAll("[data-calc]:not([hidden]) svg.draw")]
               .filter((svg) => svg.getBoundingClientRect().width > 0).flatMap((svg) => {
                 const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
                 return [...svg.querySelectorAll("text")].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale);
@@ -303,8 +304,9 @@ def test_tool_pages_use_the_width_fold_the_model_and_draw_12px_labels(browser, b
                 assert 12 <= smallest < 100, (path, smallest)
         page.goto(ATLAS + "?layers=48")  # a shared link that changes a folded field opens the fold
         assert Calculator(page, "plan").wait_state("ready") == "ready"  # mounted: the link has been read
-        assert page.locator("details.calc__fold").evaluate("d => d.open")
-        split, drawing = page.locator('.calc__form [name="tensor_parallel"]'), page.locator("svg.draw:visible")
+        atlas = page.locator("#atlas")
+        assert atlas.locator("details.calc__fold").evaluate("d => d.open")
+        split, drawing = atlas.locator('.calc__form [name="tensor_parallel"]'), atlas.locator("svg.draw:visible")
         assert split.is_visible()  # beside the drawing at 1280 px (tests/browser/test_browser_layout.py)
         box, figure = split.bounding_box(), drawing.bounding_box()
         assert box["y"] < figure["y"] or box["x"] + box["width"] < figure["x"]

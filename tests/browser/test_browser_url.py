@@ -155,7 +155,7 @@ def test_a_shared_link_starts_python_at_once_and_marks_old_results(browser, base
         try:
             page = context.new_page()
             with page.expect_worker(lambda w: "calc-worker" in w.url) as started:
-                page.goto(f"{widget.path}?{SHARED[command]}")
+                page.goto(widget.url(SHARED[command]))
             started.value.evaluate(KEEP_LOADING)  # the watchdog waits while the marking is checked
             calc = Calculator(page, command, widget.id)
             assert calc.wait_state("loading") == "loading", (widget, calc.status())

@@ -81,6 +81,13 @@ def walk_problems(page, root, name: str, expected_js: str) -> list[str]:
     return problems
 
 
+#: Whether an element sits in a tool that a mode switch (hooks/modes.py) does not show by default.
+NOT_SHOWN = """(el) => {
+  const tool = el.closest("[data-calc]");
+  const radio = tool && document.querySelector(`[data-modes] input[data-panel="${CSS.escape(tool.id)}"]`);
+  return radio !== null && !radio.defaultChecked;
+}"""
+
 #: Every numbered stop, in order.
 ALL_STOPS = "r => [...r.querySelectorAll('[data-kbd]')].map((el) => Number(el.dataset.kbd))"
 
@@ -128,6 +135,8 @@ def test_every_question_opens_from_the_keyboard(page, site):
             details = page.locator(folds).nth(i)
             if details.evaluate("d => d.parentElement.closest('details') !== null"):
                 continue  # a fold inside a fold is walked with its parent
+            if details.evaluate(NOT_SHOWN):
+                continue  # a tool of a mode not shown at first: walked in its mode (test_calculators_walk_in_order...)
             questions += 1
             details.evaluate("d => { d.open = false; }")
             page.evaluate(HELPERS)

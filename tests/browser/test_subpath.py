@@ -121,7 +121,7 @@ def test_pages_runtime_and_calculators_work_below_the_sub_path(browser, sub_site
             response = page.goto(SITE_URL + path.lstrip("/"))
             assert response.status == 200, path
         for widget in calculators(sub_site):  # by instant navigation: Python boots once
-            visit(page, SITE_URL + widget.path.lstrip("/"))
+            visit(page, SITE_URL + widget.url().lstrip("/"))
             calc = Calculator(page, widget.command, widget.id)
             calc.root.scroll_into_view_if_needed()
             assert calc.wait_state("ready") == "ready", (widget, calc.status())

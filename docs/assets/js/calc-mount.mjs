@@ -8,6 +8,9 @@
 // asks to save data: see calc-runtime.mjs), when a calculator comes on screen or is focused, or at
 // once when the address holds inputs for one (a shared link is an explicit request): that calculator
 // is scrolled into view, and its build-time results are marked not current until the live ones arrive.
+//
+// On a page with modes (calc-mode.mjs) only the tool shown reads the address and computes; a tool
+// shown again takes its fields from the address (the default where it names none) and computes.
 import { request, startRuntime, startWhenIdle, watchRuntime } from "./calc-runtime.mjs";
 import { readQuery, writeQuery } from "./calc-url.mjs";
 import { drawChart } from "./calc-chart.mjs";
@@ -15,6 +18,7 @@ import { mountRing } from "./calc-ring.mjs";
 import { mountView, openFolds } from "./calc-view.mjs";
 import { mountLaunch } from "./calc-launch.mjs";
 import { mountPin } from "./calc-pin.mjs";
+import { mountModes } from "./calc-mode.mjs";
 
 const mounted = new WeakSet();
 
@@ -95,8 +99,9 @@ function mountCalculator(root, signal) {
   const pin = root.querySelector("[data-pin]") ? mountPin(root, fields, signal) : null; // atlas
   let latest = 0;
   let runtime = "idle";
+  let shown = !root.hidden; // a tool of a mode not shown (calc-mode.mjs) neither reads the address nor computes
 
-  const linked = readQuery(location.search, byName.keys());
+  const linked = shown ? readQuery(location.search, byName.keys()) : new Map();
   for (const [name, text] of linked) byName.get(name).value = text;
   openFolds(root, true);
 
@@ -129,6 +134,7 @@ function mountCalculator(root, signal) {
   }
 
   async function evaluate() {
+    if (!shown) return;
     const id = ++latest;
     root.setAttribute("aria-busy", "true");
     const reply = await request({ op: "evaluate", command, inputs: readInputs(fields) });
@@ -167,13 +173,32 @@ function mountCalculator(root, signal) {
   root.querySelector(".calc__form").addEventListener("submit", (event) => event.preventDefault(), { signal });
   root.addEventListener("focusin", startRuntime, { signal, once: true });
 
+  function show() {
+    shown = true;
+    if (runtime === "unavailable") return; // the build's results for the defaults stay
+    const linked = readQuery(location.search, byName.keys());
+    for (const field of fields) field.value = linked.get(field.name) ?? field.dataset.default;
+    openFolds(root, true);
+    if (runtime === "ready") evaluate();
+    else {
+      startRuntime();
+      showCurrent(root, isDefault(fields));
+    }
+  }
+
+  function hide() {
+    shown = false;
+    latest++; // an answer still on its way is for a tool no longer shown
+    root.setAttribute("aria-busy", "false");
+  }
+
   watchRuntime(({ state, reason }) => {
     runtime = state;
     if (state === "loading") setState("loading");
     else if (state === "ready") evaluate();
     else if (state === "unavailable") showUnavailable(reason);
   }, signal);
-  return linked.size > 0;
+  return { linked: linked.size > 0, show, hide };
 }
 
 // ---------------------------------------------------------------- the page
@@ -189,11 +214,15 @@ export function mountAll(roots, signal) {
     }
   });
   signal.addEventListener("abort", () => visible.disconnect(), { once: true });
+  const calculators = new Map();
+  mountModes(signal, { onShow: (root) => calculators.get(root)?.show(), onHide: (root) => calculators.get(root)?.hide() });
   let linked = null;
   for (const root of roots) {
     if (mounted.has(root)) continue;
     mounted.add(root);
-    if (mountCalculator(root, signal)) linked ??= root;
+    const calculator = mountCalculator(root, signal);
+    calculators.set(root, calculator);
+    if (calculator.linked) linked ??= root;
     visible.observe(root);
   }
   if (linked) {

@@ -26,3 +26,33 @@ export function writeQuery(fields) {
   }
   if (url.href !== location.href) history.replaceState(history.state, "", url);
 }
+
+// ---------------------------------------------------------------- modes (calc-mode.mjs)
+//
+// One scheme for a page with several tools (hooks/modes.py): `KEY=MODE` names the tool shown (absent
+// for the default, the first), and the field names hold the shown tool's non-default values, as
+// writeQuery writes them. The hidden tools' inputs are not in the address.
+
+/** The mode the address names under `key`, as {mode, refused}: a value not among `modes` is refused
+ * (its text, at most 64 characters, in `refused`) and the default mode is the one shown. A key
+ * given twice keeps its last value. */
+export function readMode(search, key, modes) {
+  const texts = new URLSearchParams(search).getAll(key);
+  if (texts.length === 0) return { mode: modes[0], refused: null };
+  const text = texts.at(-1);
+  if (modes.includes(text)) return { mode: text, refused: null };
+  return { mode: modes[0], refused: text.length > 64 ? `${text.slice(0, 64)}…` : text };
+}
+
+/** The address that shows `mode`: no parameter named like a field of any tool (`names`), `key=mode`
+ * (removed for `defaultMode`), then the non-default values of the shown tool's `fields`. */
+export function modeHref(href, key, mode, defaultMode, names, fields) {
+  const url = new URL(href);
+  for (const name of names) url.searchParams.delete(name);
+  if (mode === defaultMode) url.searchParams.delete(key);
+  else url.searchParams.set(key, mode);
+  for (const field of fields) {
+    if (field.value.trim() !== field.dataset.default) url.searchParams.set(field.name, field.value);
+  }
+  return url.href;
+}
