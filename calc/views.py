@@ -378,7 +378,7 @@ def _sweep_table(points: list[dict]) -> dict:
 
 def infer_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
     points = serving_sweep(values, result)
-    return {"figures": [diagram.atlas_layout(result),
+    return {"figures": [diagram.atlas_layout(result), diagram.atlas_layout(result, narrow=True),
                         diagram.serving_chart(points, result["batch"], result["max_concurrent_sequences"]),
                         diagram.memory_bars(result["memory_per_device"], diagram.SERVING_TERMS)],
             "tables": {"time": _serving_time_table(result), "sweep": _sweep_table(points),

@@ -59,12 +59,15 @@ def test_sweep_doubles_from_the_expert_degree_to_the_largest_batch_that_fits():
 
 
 def test_infer_view_has_the_atlas_the_chart_the_memory_bars_and_the_tables():
-    """Three drawings (the serving atlas, the chart with a point per sweep batch, the memory bars) and six tables."""
+    """Four drawings (the serving atlas wide and narrow, the chart with a point per sweep batch, the memory bars)
+    and six tables."""
     inputs = dict(COMMANDS["infer"].example)
     values, result = run("infer", inputs)
     view = page_view("infer", inputs, values, result)
-    atlas, chart, bars = view["figures"]
-    assert atlas["title"].startswith("Serving atlas: ")
+    atlas, narrow, chart, bars = view["figures"]
+    assert atlas["title"].startswith("Serving atlas: ") and narrow["title"] == atlas["title"]
+    assert (atlas["items"][0]["cls"], narrow["items"][0]["cls"]) == ("atlas-fit atlas-fit--wide",
+                                                                    "atlas-fit atlas-fit--narrow")
     points = [i for i in chart["items"] if i["t"] == "g" and i["cls"].startswith("sv-pt")]
     assert len(points) == len(view["tables"]["sweep"]["rows"])
     assert sum("sv-pt--current" in p["cls"] for p in points) == 1
@@ -92,10 +95,12 @@ def test_the_serving_atlas_draws_every_crossing_per_generated_token(name):
     """Each communication of a serving plan is one numbered crossing, its legend per generated token;
     a replica on one GPU says nothing crosses."""
     result = evaluate("infer", dict(INFERENCE_PRESETS[name].inputs))
-    atlas = page_view("infer", {}, *run("infer", dict(INFERENCE_PRESETS[name].inputs)))["figures"][0]
-    crossings = [i for i in atlas["items"] if i["t"] == "g" and i["cls"].startswith("atlas-crossing")]
-    assert [c["data"]["strategy"] for c in crossings] == [c["strategy"] for c in result["communications"]]
-    assert all("per GPU per generated token" in c["title"] for c in crossings)
+    wide, narrow = page_view("infer", {}, *run("infer", dict(INFERENCE_PRESETS[name].inputs)))["figures"][:2]
+    for drawing in (wide, narrow):
+        crossings = [i for i in drawing["items"] if i["t"] == "g" and i["cls"].startswith("atlas-crossing")]
+        assert [c["data"]["strategy"] for c in crossings] == [c["strategy"] for c in result["communications"]]
+        assert all("per GPU per generated token" in c["title"] for c in crossings)
+    atlas = wide
     texts = [i["s"] for i in atlas["items"] if i["t"] == "text"]
     assert any(str(t).startswith("Decode step (one token for each of the batch's sequences) ") for t in texts)
     if not crossings:

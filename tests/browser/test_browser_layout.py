@@ -13,7 +13,7 @@ from tests.browser.atlas_browser import Calculator, open_context
 
 from calc.api import evaluate
 from calc.diagram import atlas_layout
-from calc.presets import ATLAS_DEFAULT, presets_for
+from calc.presets import ATLAS_DEFAULT, INFERENCE_PRESETS, presets_for
 
 pytestmark = pytest.mark.browser
 
@@ -22,7 +22,8 @@ PRESETS = presets_for("plan")
 
 #: For each drawing the view shows: its layout, its scale two ways, its title, the rendered size of
 #: every label, and the labels that run outside the drawing's box.
-SHOWN = """(view) => [...view.querySelectorAll("svg.draw")].filter((svg) => svg.getBoundingClientRect().width > 0)
+SHOWN = """(view) => [...view.querySelectorAll("svg.draw")]
+  .filter((svg) => svg.getBoundingClientRect().width > 0 && svg.querySelector(".atlas-fit"))
   .map((svg) => {
     const texts = [...svg.querySelectorAll("text")];
     const width = svg.viewBox.baseVal.width;
@@ -115,5 +116,32 @@ def test_atlas_drawing_starts_on_the_first_screen_at_1280x800(browser, base_url,
         assert not calc.root.locator("details.calc__fold").evaluate("d => d.open")
         assert calc.root.locator('.calc__form [name="layers"]').is_hidden()
         assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("path,uid", [(ATLAS + "?mode=inference", "atlas-serve"), ("/tools/inference/", "inference")])
+@pytest.mark.parametrize("width,fit", [(375, "narrow"), (1280, "wide")])
+def test_serving_atlas_labels_are_12px_or_more_for_every_preset(browser, base_url, watch, path, uid, width, fit):
+    """The serving atlas (the atlas page in serving mode, the inference calculator) is drawn wide and
+    narrow like the training one: at 375 px the narrow one, at 1280 px the wide one, labels >= 12 px."""
+    context = open_context(browser, base_url, watch, viewport={"width": width, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(path)
+        calc = Calculator(page, "infer", uid)
+        assert calc.wait_state("ready") == "ready", calc.status()
+        for name, preset in INFERENCE_PRESETS.items():
+            title = atlas_layout(evaluate("infer", dict(preset.inputs)))["title"]
+            calc.root.locator(f'[data-preset="{name}"]').click()
+            page.wait_for_function("([view, title]) => [...view.querySelectorAll('svg.draw > title')]"
+                                   ".some((t) => t.textContent === title)",
+                                   arg=[calc.root.locator("[data-view]").element_handle(), title])
+            assert calc.wait_state("ready") == "ready", (name, calc.status())
+            d = shown(calc)
+            assert d["fit"] == f"atlas-fit atlas-fit--{fit}" and d["title"] == title, name
+            assert 12 <= min(d["px"]) and max(d["px"]) < 60, (name, min(d["px"]), max(d["px"]))
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, name
+        assert watch.errors == [] and watch.offsite == []
     finally:
         context.close()
