@@ -26,8 +26,8 @@ DOCS = "search/search_docs.json"  #: what search-worker.js fetches on the first 
 def defer_documents(site_dir: Path) -> tuple[int, int]:
     """Move the index's documents from :data:`INDEX` to :data:`DOCS`; return both files' sizes in bytes.
 
-    Raises ``FileNotFoundError`` when the search plugin wrote no index (search would then fail
-    silently in the page, so the build must not pass).
+    Raises ``FileNotFoundError`` without an index (the caller checks: none is written when search
+    is off), ``ValueError`` when the file is not a search index.
     """
     index = site_dir / INDEX
     data = json.loads(index.read_text(encoding="utf-8"))

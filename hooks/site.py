@@ -70,7 +70,8 @@ def on_page_content(state: BuildState, html: str, page) -> str:
 
 def on_post_build(state: BuildState, config) -> None:
     close(state)
-    search_index.defer_documents(state.site_dir)
+    if (state.site_dir / search_index.INDEX).is_file():  # none when search is off, or nothing was built
+        search_index.defer_documents(state.site_dir)
     csp.apply(state.site_dir)
 
 

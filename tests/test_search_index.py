@@ -26,8 +26,8 @@ def test_the_documents_move_and_the_config_stays(tmp_path):
     assert (index_bytes, docs_bytes) == ((tmp_path / INDEX).stat().st_size, (tmp_path / DOCS).stat().st_size)
 
 
-def test_no_index_fails_the_build(tmp_path):
-    """Without the search plugin's index there is nothing to search: an error, not a silent page."""
+def test_no_index_is_an_error(tmp_path):
+    """Without the search plugin's index there is nothing to move: an error, not an empty index."""
     with pytest.raises(FileNotFoundError):
         defer_documents(tmp_path)
 
