@@ -7,7 +7,7 @@ theme's Jinja templates through :mod:`hooks.templates`: :mod:`hooks.tables` (val
 :mod:`hooks.accuracy` (the planner against measured runs). Assets: :mod:`hooks.assets` (npm files served by the site), :mod:`hooks.runtime`
 (Pyodide and the ``calc`` wheel for the page's worker), :mod:`hooks.quiz` (questions with
 options as quizzes), :mod:`hooks.math` (formulas rendered by KaTeX at build time),
-:mod:`hooks.csp`, :mod:`hooks.reproducible`.
+:mod:`hooks.csp`, :mod:`hooks.reproducible`, :mod:`hooks.search_index` (the search index fetched on first use).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import accuracy, assets, content, csp, math, modes, quiz, reproducible, runtime, tables, templates, views, widgets
+from . import (accuracy, assets, content, csp, math, modes, quiz, reproducible, runtime, search_index, tables,
+               templates, views, widgets)
 from .markers import MarkerError, Renderer, replace_markers
 from .math import MathError
 from .quiz import QuizError
@@ -70,6 +71,8 @@ def on_page_content(state: BuildState, html: str, page) -> str:
 
 def on_post_build(state: BuildState, config) -> None:
     close(state)
+    if (state.site_dir / search_index.INDEX).is_file():  # none when search is off, or nothing was built
+        search_index.defer_documents(state.site_dir)
     csp.apply(state.site_dir)
 
 

@@ -38,9 +38,18 @@ def test_override_is_the_theme_partial_plus_an_accessible_name(name):
 
 
 def test_every_override_is_checked():
-    """No override escapes the comparison above: the other templates are the hooks' own (partials/calc/)."""
+    """No override escapes the checks here: the other templates are the hooks' own (partials/calc/)."""
     found = {p.relative_to(ROOT / "overrides").as_posix() for p in (ROOT / "overrides").rglob("*.html")}
-    assert {name for name in found if not name.startswith("partials/calc/")} == set(ADDED)
+    assert {name for name in found if not name.startswith("partials/calc/")} == set(ADDED) | {"main.html"}
+
+
+def test_main_replaces_the_theme_search_worker_in_its_config_block():
+    """main.html rewrites the theme's worker path in the config block; the path must be there to rewrite."""
+    ours = (ROOT / "overrides/main.html").read_text()
+    old, new = re.search(r'replace\("([^"]+)", "([^"]+)"\)', ours).groups()
+    block = re.search(r"\{% block config %\}(.*?)\{% endblock %\}", (THEME / "base.html").read_text(), re.S).group(1)
+    assert block.count(old) == 1, "the theme's search worker is no longer named where main.html rewrites it"
+    assert new == "assets/js/search-worker.js?theme=search." and (ROOT / "docs/assets/js/search-worker.js").is_file()
 
 
 def test_the_hooks_templates_replace_no_theme_template():

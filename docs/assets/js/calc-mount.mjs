@@ -4,8 +4,9 @@
 // calculator sends its inputs to calc in the worker on every input; only the answer to its latest
 // request is shown. Everything is written with textContent or attributes, never as markup.
 //
-// Python starts when the browser is first idle on a page with a calculator (not when the reader
-// asks to save data: see calc-runtime.mjs), when a calculator comes on screen or is focused, or at
+// Python starts when the browser is first idle after the page has loaded, on a page with a calculator
+// (not when the reader asks to save data, unless one is on screen: see calc-runtime.mjs), at once when
+// a calculator is focused or used, or at
 // once when the address holds inputs for one (a shared link is an explicit request): that calculator
 // is scrolled into view, and its build-time results are marked not current until the live ones arrive.
 //
@@ -210,7 +211,7 @@ export function mountAll(roots, signal) {
   const visible = new IntersectionObserver((entries) => {
     if (entries.some((entry) => entry.isIntersecting)) {
       visible.disconnect();
-      startRuntime();
+      startWhenIdle(signal, { whenSavingData: true }); // on screen: after first paint, not during it
     }
   });
   signal.addEventListener("abort", () => visible.disconnect(), { once: true });

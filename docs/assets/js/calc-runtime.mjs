@@ -8,8 +8,9 @@
 // On "ready" the page gets a performance mark "calc:ready" whose detail says how Python started
 // ({boot: "snapshot" | "normal", fallback: why the snapshot was not used}).
 //
-// Starting early: startWhenIdle() starts the worker when the browser is next idle, so that Python is
-// ready before the reader reaches a calculator; not when the reader asks to save data (Save-Data, or
+// Starting early: startWhenIdle() starts the worker once the page has loaded and the browser is then
+// idle, so that Python is ready before the reader reaches a calculator without competing with the
+// page's first paint (issue 15); not when the reader asks to save data (Save-Data, or
 // prefers-reduced-data), where it starts only when a calculator shows or is used, as before, and
 // boots without the memory snapshot (as on a slow connection: see calc-worker.mjs).
 // A failure the worker sees (a file that cannot be fetched, a wrong checksum) is reported at once.
@@ -117,19 +118,22 @@ function slowConnection() {
   return /(^|-)[23]g$/.test(navigator.connection?.effectiveType ?? "");
 }
 
-/** Start the worker when the browser is next idle (after the page's own work), unless the reader asks
- * to save data or `signal` aborts first (the reader left the page). */
-export function startWhenIdle(signal) {
-  if (worker !== null || savingData()) return;
+/** Start the worker once the page has loaded and the browser is then idle (after the page's own work and
+ * first paint), unless the reader asks to save data or `signal` aborts first (the reader left the page).
+ * `whenSavingData`: start even then (a calculator has come on screen). */
+export function startWhenIdle(signal, { whenSavingData = false } = {}) {
+  if (worker !== null || (savingData() && !whenSavingData)) return;
   const start = () => {
     if (!signal.aborted) startRuntime();
   };
-  if ("requestIdleCallback" in self) {
-    const handle = requestIdleCallback(start);
-    signal.addEventListener("abort", () => cancelIdleCallback(handle), { once: true });
-  } else if (document.readyState === "complete") {
-    setTimeout(start, 0); // no idle callbacks (Safari): after the page has loaded
-  } else {
-    addEventListener("load", () => setTimeout(start, 0), { once: true, signal });
-  }
+  const whenIdle = () => {
+    if ("requestIdleCallback" in self) {
+      const handle = requestIdleCallback(start);
+      signal.addEventListener("abort", () => cancelIdleCallback(handle), { once: true });
+    } else {
+      setTimeout(start, 0); // no idle callbacks (Safari): after the page has loaded
+    }
+  };
+  if (document.readyState === "complete") whenIdle();
+  else addEventListener("load", whenIdle, { once: true, signal });
 }
