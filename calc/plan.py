@@ -293,7 +293,7 @@ class Workload:
 
     __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "lp", "lpm", "model_flops", "hardware_flops",
                  "final_norm", "_layers", "_heads", "_acts", "_links", "_arrangements", "_collectives", "_gemms",
-                 "_contended", "_slowdowns")
+                 "_contended", "_slowdowns", "_works", "_model_parallel", "_data_parallel")
 
     def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
         self.m, self.hw, self.prec, self.global_batch, self.tokens = m, hw, prec, global_batch, tokens
@@ -316,6 +316,12 @@ class Workload:
         self._contended = replace(hw, gpu=replace(gpu, sms=free), flops_per_gpu=hw.flops_per_gpu * free / gpu.sms,
                                   hbm_bandwidth=hw.hbm_bandwidth - 2 * hw.inter_node_bandwidth)
         self._slowdowns: dict[tuple, float] = {}
+        # Parts of a stage's cost that do not change with every axis of the split (the search varies ZeRO,
+        # interleaving and the microbatch size around them): what a stage's layers compute per microbatch,
+        # its model-parallel transfers, and its data-parallel transfers and optimizer step.
+        self._works: dict[tuple, _MicrobatchWork] = {}
+        self._model_parallel: dict[tuple, tuple[float, float, float, float]] = {}
+        self._data_parallel: dict[tuple, _DataParallel] = {}
 
     def layer(self, micro: int, t: int, c: int, e: int, sp: bool, recompute: str, moe: bool) -> LayerWork:
         """Compute of one layer for one microbatch on one device (cached)."""
@@ -388,6 +394,38 @@ class Workload:
         if key not in self._arrangements:
             self._arrangements[key] = _arrange(self, par)
         return self._arrangements[key]
+
+    def microbatch_work(self, par: Parallel, micro: int, n_den: int, n_moe: int, last: bool) -> "_MicrobatchWork":
+        """A stage's compute for one microbatch (:func:`_microbatch_work`; cached: the same whatever the
+        data-parallel degree, ZeRO stage, interleaving and schedule switches)."""
+        key = (micro, par.tensor, par.context, par.expert, par.sequence_parallel and par.tensor > 1, par.recompute,
+               n_den, n_moe, last)
+        got = self._works.get(key)
+        if got is None:
+            got = self._works[key] = _microbatch_work(self, par, micro, n_den, n_moe, last)
+        return got
+
+    def model_parallel(self, par: Parallel, micro: int, lay: "Layout", n_s: int, n_moe: int,
+                       last: bool) -> tuple[float, float, float, float]:
+        """A stage's (TP, CP, EP, PP) seconds per microbatch (:func:`_model_parallel_times`; cached: the same
+        whatever the ZeRO stage; the rank strides follow from the degrees)."""
+        key = (micro, par.tensor, par.pipeline, par.context, par.expert, par.interleave,
+               par.sequence_parallel and par.tensor > 1, par.recompute, par.tp_comm_overlap, n_s, n_moe, last)
+        got = self._model_parallel.get(key)
+        if got is None:
+            mw = self.microbatch_work(par, micro, n_s - n_moe, n_moe, last)
+            got = self._model_parallel[key] = _model_parallel_times(self, par, micro, lay, n_s, n_moe, mw)
+        return got
+
+    def data_parallel(self, par: Parallel, lay: "Layout", sh: "StageShape") -> "_DataParallel":
+        """A stage's data-parallel transfers and optimizer step (:func:`_data_parallel`; cached: the same
+        whatever the microbatch, interleaving and sequence parallelism)."""
+        key = (par.zero, par.zero3_gather, par.recompute == "full", par.data, par.tensor, par.pipeline, par.context,
+               par.expert, sh.layers, sh.dense_params, sh.expert_params)
+        got = self._data_parallel.get(key)
+        if got is None:
+            got = self._data_parallel[key] = _data_parallel(self, par, lay, sh)
+        return got
 
 
 def workload(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-adam",
@@ -724,20 +762,62 @@ def _over_dp(w: Workload, par: Parallel, lay, n_s: int) -> Callable[..., float]:
     return over_dp
 
 
-def _zero_time(par: Parallel, over_dp: Callable[..., float], dense: float, experts: float, n_s: int,
-               mw: _MicrobatchWork, pb: float, gb: float) -> float:
+@dataclass(frozen=True, slots=True)
+class _DataParallel:
+    """One stage's data-parallel transfers, whole (before any overlap), and its optimizer step (seconds)."""
+
+    grad_reduce: float  #: ZeRO 0-1: the gradients' all-reduce (reduce-scatter) after the last microbatch
+    param_gather: float  #: ZeRO 1-2: the all-gather of the updated weights
+    zero_reduce: float  #: ZeRO 2-3: the per-microbatch reduce-scatter of the gradients, by layer
+    zero_gather: float  #: ZeRO-3: the per-microbatch all-gather of the weights, by layer
+    zero_regather: float  #: ZeRO-3 gathering each tensor again in a recomputed forward
+    optimizer: float
+
+
+def _data_parallel(w: Workload, par: Parallel, lay, sh: StageShape) -> _DataParallel:
+    """What :func:`stage_cost` needs of a stage's DP group: each transfer over each weight's DP group, whole."""
+    z, n_s, dense, experts = par.zero, sh.layers, sh.dense_params, sh.expert_params
+    pb, gb = w.prec.param_bytes, w.prec.grad_bytes
+    over_dp = _over_dp(w, par, lay, n_s)
+    rs = ag = regather = reduce_s = gather = 0.0
+    if z >= 2:
+        rs = over_dp("reduce-scatter", gb * dense, gb * experts, per_layer=True)
+    if z == 3:
+        ag = over_dp("all-gather", pb * dense, pb * experts, per_layer=True)
+        regather = ag if (par.zero3_gather == "tensor" and par.recompute == "full") else 0.0
+    if z <= 1:
+        reduce_s = over_dp("all-reduce" if z == 0 else "reduce-scatter", gb * dense, gb * experts)
+    if z in (1, 2):
+        gather = over_dp("all-gather", pb * dense, pb * experts)
+    n_dp, n_edp = par.data * par.context * par.expert, par.data * par.context
+    shard = dense / (n_dp if z >= 1 else 1) + experts / (n_edp if z >= 1 else 1)
+    opt_s = optimizer_time(w.hw, shard, pb, gb, w.prec.optimizer_bytes)
+    return _DataParallel(reduce_s, gather, rs, ag, regather, opt_s)
+
+
+def _zero_time(par: Parallel, dp: _DataParallel, n_s: int, mw: _MicrobatchWork) -> float:
     """ZeRO-2/3's per-microbatch gradient reduce-scatter (and ZeRO-3's parameter gathers), exposed part."""
     z = par.zero
     if z < 2:
         return 0.0
-    rs = over_dp("reduce-scatter", gb * dense, gb * experts, per_layer=True)
+    rs = dp.zero_reduce
     if z == 2:
         return _overlapped(rs, mw.backward, mw.slowdown)
     # prefetched one layer ahead: the first layer's gather is exposed, the rest hide behind compute
-    ag = over_dp("all-gather", pb * dense, pb * experts, per_layer=True)
-    regather = ag if (par.zero3_gather == "tensor" and par.recompute == "full") else 0.0
+    ag = dp.zero_gather
     return ag / max(1, n_s) + _overlapped(ag, mw.compute - mw.backward, mw.slowdown) \
-        + _overlapped(ag + regather + rs, mw.backward, mw.slowdown)
+        + _overlapped(ag + dp.zero_regather + rs, mw.backward, mw.slowdown)
+
+
+def _microbatch_time(w: Workload, par: Parallel, micro: int, arr: Arrangement, s: int) -> tuple:
+    """(shape, work, data-parallel part, TP, CP, EP, PP, ZeRO, total) of stage ``s`` for one microbatch (seconds)."""
+    sh = arr.shape(s)
+    n_s, n_moe, last = sh.layers, sh.moe_layers, s == par.pipeline - 1
+    mw = w.microbatch_work(par, micro, n_s - n_moe, n_moe, last)
+    tp_s, cp_s, ep_s, pp_s = w.model_parallel(par, micro, arr.layout, n_s, n_moe, last)
+    dp = w.data_parallel(par, arr.layout, sh)
+    z_s = _zero_time(par, dp, n_s, mw)
+    return sh, mw, dp, tp_s, cp_s, ep_s, pp_s, z_s, mw.compute + tp_s + cp_s + ep_s + pp_s + z_s
 
 
 def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangement, s: int) -> StageCost:
@@ -747,33 +827,24 @@ def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangemen
     :func:`_zero_time`); after the last microbatch: the gradient reduction, the optimizer step and
     ZeRO-1/2's parameter gather (the *tail*).
     """
-    hw, prec, z = w.hw, w.prec, par.zero
-    sh, lay = arr.shape(s), arr.layout
-    n_s, n_moe = sh.layers, sh.moe_layers
-    dense, experts = sh.dense_params, sh.expert_params
+    z = par.zero
+    sh, mw, dp, tp_s, cp_s, ep_s, pp_s, z_s, t_mb = _microbatch_time(w, par, micro, arr, s)
     params_b, grads_b, opt_b, acts, buffers = _stage_memory(w, par, micro, mbs, sh)
-    mw = _microbatch_work(w, par, micro, n_s - n_moe, n_moe, s == par.pipeline - 1)
-    tp_s, cp_s, ep_s, pp_s = _model_parallel_times(w, par, micro, lay, n_s, n_moe, mw)
-    pb, gb = prec.param_bytes, prec.grad_bytes
-    over_dp = _over_dp(w, par, lay, n_s)
-    z_s = _zero_time(par, over_dp, dense, experts, n_s, mw, pb, gb)
-    t_mb = mw.compute + tp_s + cp_s + ep_s + pp_s + z_s
 
     # after the last microbatch
     reduce_s = reduce_exposed = gather_exposed = 0.0
     if z <= 1:
-        reduce_s = over_dp("all-reduce" if z == 0 else "reduce-scatter", gb * dense, gb * experts)
+        reduce_s = dp.grad_reduce
         reduce_exposed = _overlapped(reduce_s, mw.backward, mw.slowdown) if par.overlap_grad_reduce else reduce_s
     if z in (1, 2):
-        gather = over_dp("all-gather", pb * dense, pb * experts)
+        gather = dp.param_gather
         gather_exposed = _overlapped(gather, mw.compute - mw.backward, mw.slowdown) if par.overlap_param_gather \
             else gather
-    n_dp, n_edp = par.data * par.context * par.expert, par.data * par.context
-    shard = dense / (n_dp if z >= 1 else 1) + experts / (n_edp if z >= 1 else 1)
-    opt_s = optimizer_time(hw, shard, pb, gb, prec.optimizer_bytes)
+    opt_s = dp.optimizer
     tail = reduce_exposed + opt_s + gather_exposed
-    return StageCost(s, n_s, n_moe, dense, experts, params_b, grads_b, opt_b, acts, buffers, mw.compute, tp_s, cp_s,
-                     ep_s, pp_s, z_s, t_mb, reduce_s, reduce_exposed, opt_s, gather_exposed, tail)
+    return StageCost(s, sh.layers, sh.moe_layers, sh.dense_params, sh.expert_params, params_b, grads_b, opt_b, acts,
+                     buffers, mw.compute, tp_s, cp_s, ep_s, pp_s, z_s, t_mb, reduce_s, reduce_exposed, opt_s,
+                     gather_exposed, tail)
 
 
 # ---------------------------------------------------------------------------- 4. estimate
