@@ -93,6 +93,7 @@ __all__ = [
     "estimate",
     "memory",
     "step_floor",
+    "step_bound",
     "StageShape",
     "Arrangement",
     "Communication",
@@ -946,6 +947,25 @@ def step_floor(w: Workload, par: Parallel, micro_batch: int, microbatches: int) 
             w.collective("all-reduce", tp, n)
         per_layer += TP_CALLS[par.recompute] * one
     return microbatches * max(w.arrangement(par).layout.stage_layers) * per_layer
+
+
+def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int) -> float:
+    """``m × t_max``, the first term of :func:`estimate`'s step: a lower bound of the step time (s) for a search.
+
+    It is computed by the same operations as in :func:`estimate`, which adds to it only terms that are
+    never negative (the bubble, the tail, the tied embedding's gradients), so the step is never below it,
+    in floating point too. It costs neither memory nor the tail, so a search that already holds enough
+    faster plans can skip the rest of a split this bound shows slower than all of them.
+
+    >>> from calc.model import model
+    >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
+    >>> w = workload(llama, 512, hardware(64, profile_name="h100-sxm5-80gb"))
+    >>> par = parallel(data=2, tensor=8, pipeline=4, zero=1)
+    >>> step_bound(w, par, 1, 256) <= estimate(w, par, 1).step_time_s
+    True
+    """
+    arr = w.arrangement(par)
+    return microbatches * max(_microbatch_time(w, par, micro_batch, arr, s)[-1] for s in set(arr.representative))
 
 
 def estimate(w: Workload, par: Parallel, micro_batch: int, every_stage: bool = False,
