@@ -37,7 +37,7 @@ from .errors import CalcError
 from .hardware import GIB
 from .model import FLASH, Model
 from .pipeline import stage_layers as _even_stage_layers
-from .plan import Parallel, assemble, estimate, memory, step_floor, workload
+from .plan import Parallel, assemble, estimate, memory, step_bound, step_floor, workload
 from .hardware import Hardware
 
 __all__ = ["SearchResult", "search", "MAX_TOP", "MAX_CONFIGURATIONS", "SEARCHED"]
@@ -331,6 +331,8 @@ class _Search:
                               f"{hw.reserve_bytes / GIB:.3g} GiB included)")
             return False
         self.feasible += 1
+        if len(self.best) == self.n_top and step_bound(self.w, par, b, mbs) > -self.best[0][0]:
+            return True  # it fits, but its step is slower than every plan kept: it would not be kept either
         est = estimate(self.w, par, b, microbatches=mbs)
         item = (-est.step_time_s, -mem.total_bytes, -next(self.serial), par, b)
         if len(self.best) < self.n_top:

@@ -48,6 +48,22 @@ def test_pruning_keeps_the_same_winners(everything):
     assert [p["step_time_s"] for p in small.plans] == [p["step_time_s"] for p in everything.plans[:10]]
 
 
+@pytest.mark.parametrize("m, gpus, batch", [(LLAMA, 64, 512), (model(24, 2048, 16, 32000, 2048, experts=4, top_k=2), 16, 64)])
+def test_the_bound_after_the_memory_check_changes_no_answer(monkeypatch, m, gpus, batch):
+    """Splits that fit but whose m × t_max is already slower than every plan kept are not costed further;
+    the result, counts and refusals included, is what costing every one of them gives."""
+    import calc.search
+
+    hw = hardware(gpus, profile_name="h100-sxm5-80gb")
+    costed = []
+    estimate = calc.search.estimate
+    monkeypatch.setattr(calc.search, "estimate", lambda *a, **k: costed.append(1) or estimate(*a, **k))
+    fast = search(m, batch, hw, top=10)
+    skipped = fast.feasible - len(costed)
+    monkeypatch.setattr(calc.search, "step_bound", lambda *a: 0.0)
+    assert search(m, batch, hw, top=10) == fast and skipped > fast.feasible // 2
+
+
 @pytest.mark.parametrize("index", [0, 1, 7, -1])
 def test_search_costs_agree_with_plan(everything, index):
     """A plan found by the search costs the same when planned directly (the search's stage shortcut is exact)."""
