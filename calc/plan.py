@@ -63,6 +63,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
 from math import fsum
 
 from .check import count, real
@@ -104,6 +105,7 @@ __all__ = [
     "plan",
     "check_combination",
     "check_degrees",
+    "interleave_room",
     "RANK_ORDER",
     "MAX_LISTED_RANKS",
     "MAX_GPUS",
@@ -267,10 +269,7 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
                             list(par.stage_layers))
     check_interleave(p, mbs, v, microbatches_given=False)
     if v > 1:
-        per_stage = par.stage_layers or _even_stage_layers(m.layers, p)
-        # every chunk holds a layer, except that the first stage's first chunk may hold only the embedding
-        # and the last stage's last chunk only the output layer (Dubey et al. 2024 §3.3.2)
-        room = min(n + (1 if s in (0, p - 1) else 0) for s, n in enumerate(per_stage))
+        room = interleave_room(par.stage_layers or _even_stage_layers(m.layers, p))
         if room < v:
             raise CalcError("interleave", f"at most {room}: every model chunk needs a layer "
                             "(the first and the last stage may give one chunk to the embedding or the output layer)",
@@ -280,6 +279,20 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
                         c)
     check_split(tensor=t, context=c, sequence_parallel=par.sequence_parallel, seq_len=m.seq_len)
     return mbs
+
+
+@lru_cache(maxsize=1024)
+def interleave_room(stage_layers: tuple[int, ...]) -> int:
+    """The most model chunks per stage that these layers per stage admit.
+
+    Every chunk holds a layer, except that the first stage's first chunk may hold only the embedding
+    and the last stage's last chunk only the output layer (Dubey et al. 2024 §3.3.2).
+
+    >>> interleave_room((7, 8, 8, 7)), interleave_room((12,))
+    (8, 13)
+    """
+    p = len(stage_layers)
+    return min(n + (1 if s in (0, p - 1) else 0) for s, n in enumerate(stage_layers))
 
 
 # ---------------------------------------------------------------------------- the workload
@@ -526,6 +539,8 @@ class Arrangement:
     representative: tuple[int, ...]  #: per stage, the earliest stage of the same kind (same time; more in flight)
     per_layer: tuple[float, float, float, float]  #: dense layer, MoE layer's attention, its experts, largest layer
     ends: tuple[float, float]  #: weights of the first stage's embedding and of the last stage's norm and head
+    kinds: tuple[int, ...]  #: the representative stages, ascending: the stages an estimate costs
+    most_layers: int  #: the most layers a stage holds
     _shapes: dict  #: stage → StageShape, made when first asked for
 
     def shape(self, s: int) -> StageShape:
@@ -568,7 +583,7 @@ def _arrange(w: Workload, par: Parallel) -> Arrangement:
     first_of: dict[tuple, int] = {}
     rep = tuple(first_of.setdefault((lay.stage_layers[s], moe[s], s == 0, s == p - 1), s) for s in range(p))
     return Arrangement(lay, moe, rep, (attn_dense + mlp_dense, attn_moe, local * expert_mlp, largest),
-                       (first, last), {})
+                       (first, last), tuple(sorted(set(rep))), max(lay.stage_layers), {})
 
 
 # ---------------------------------------------------------------------------- 2. stage cost
@@ -922,7 +937,7 @@ def memory(w: Workload, par: Parallel, micro_batch: int, microbatches: int | Non
     mbs = microbatches or check_combination(w.m, micro_batch, w.global_batch, w.hw, par)
     arr = w.arrangement(par)
     best, heaviest = -1.0, None
-    for s in sorted(set(arr.representative)):
+    for s in arr.kinds:
         terms = _stage_memory(w, par, micro_batch, mbs, arr.shape(s))
         if fsum(terms) > best:
             best, heaviest = fsum(terms), (s, terms)
@@ -946,7 +961,7 @@ def step_floor(w: Workload, par: Parallel, micro_batch: int, microbatches: int) 
         one = (w.collective("all-gather", tp, n) + w.collective("reduce-scatter", tp, n)) if sp else \
             w.collective("all-reduce", tp, n)
         per_layer += TP_CALLS[par.recompute] * one
-    return microbatches * max(w.arrangement(par).layout.stage_layers) * per_layer
+    return microbatches * w.arrangement(par).most_layers * per_layer
 
 
 def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int) -> float:
@@ -965,7 +980,7 @@ def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int) 
     True
     """
     arr = w.arrangement(par)
-    return microbatches * max(_microbatch_time(w, par, micro_batch, arr, s)[-1] for s in set(arr.representative))
+    return microbatches * max(_microbatch_time(w, par, micro_batch, arr, s)[-1] for s in arr.kinds)
 
 
 def estimate(w: Workload, par: Parallel, micro_batch: int, every_stage: bool = False,
@@ -989,7 +1004,7 @@ def estimate(w: Workload, par: Parallel, micro_batch: int, every_stage: bool = F
     mbs = microbatches or check_combination(w.m, micro_batch, w.global_batch, w.hw, par)
     p, v = par.pipeline, par.interleave
     arr = w.arrangement(par)
-    visit = range(p) if every_stage else sorted(set(arr.representative))
+    visit = range(p) if every_stage else arr.kinds
     costed = {s: stage_cost(w, par, micro_batch, mbs, arr, s) for s in visit}
     times = [costed[s if every_stage else arr.representative[s]].time_per_microbatch_s for s in range(p)]
     slow = max(costed.values(), key=lambda sc: sc.time_per_microbatch_s)
