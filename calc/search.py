@@ -37,7 +37,7 @@ from .errors import CalcError
 from .hardware import GIB
 from .model import FLASH, Model
 from .pipeline import stage_layers as _even_stage_layers
-from .plan import Parallel, assemble, estimate, memory, step_bound, step_floor, workload
+from .plan import Parallel, assemble, estimate, interleave_room, memory, step_bound, step_floor, workload
 from .hardware import Hardware
 
 __all__ = ["SearchResult", "search", "MAX_TOP", "MAX_CONFIGURATIONS", "SEARCHED"]
@@ -80,11 +80,13 @@ class SearchResult:
 
 
 def _divisors(n: int, limit: int | None = None) -> list[int]:
-    """The divisors of ``n`` up to ``limit``, ascending, found in O(√n).
+    """The divisors of ``n`` up to ``limit``, ascending, found in O(min(√n, limit)).
 
-    >>> _divisors(12), _divisors(12, 4)
-    ([1, 2, 3, 4, 6, 12], [1, 2, 3, 4])
+    >>> _divisors(12), _divisors(12, 4), _divisors(10**12, 5)
+    ([1, 2, 3, 4, 6, 12], [1, 2, 3, 4], [1, 2, 4, 5])
     """
+    if limit is not None and limit * limit < n:  # fewer steps up to the limit than up to √n
+        return [k for k in range(1, limit + 1) if n % k == 0]
     small, large = [], []
     k = 1
     while k * k <= n:
@@ -287,8 +289,8 @@ class _Search:
         t, p, c, e, d = base.tensor, base.pipeline, base.context, base.expert, base.data
         per_replica = gb // (d * e)
         micros = self.axis("micro_batch", _divisors(per_replica, self.max_b))
-        per_stage = base.stage_layers or _even_stage_layers(m.layers, p)
-        room = min(n + (1 if s in (0, p - 1) else 0) for s, n in enumerate(per_stage))
+        room = interleave_room(base.stage_layers or _even_stage_layers(m.layers, p))
+        splits = {1: base}  # base with each interleaving, made once for every microbatch size
         for i, b in enumerate(micros):
             if per_replica % b:
                 self.refuse("combination", "global_batch is not a multiple of micro_batch × data × expert",
@@ -302,7 +304,8 @@ class _Search:
                 self.enumerated += len(vs)  # its compute alone is slower than every plan kept
                 self.pruned += len(vs)
                 continue
-            fits = [self.cost(replace(base, interleave=v), b, mbs) for v in vs if not self.full()]
+            fits = [self.cost(splits.get(v) or splits.setdefault(v, replace(base, interleave=v)), b, mbs)
+                    for v in vs if not self.full()]
             if self.capped:
                 return
             if not any(fits) and i + 1 < len(micros) and "interleave" not in self.fixed:
