@@ -403,8 +403,10 @@ class Workload:
         return self._collectives[key]
 
     def arrangement(self, par: Parallel) -> "Arrangement":
-        """The layout of ``par`` and what each kind of stage holds (cached per layout)."""
-        key = (par.tensor, par.expert, par.context, par.pipeline, par.interleave, par.stage_layers)
+        """The layout of ``par`` and what each kind of stage holds (cached per layout; the interleaving
+        changes it only when which layers are MoE depends on where each chunk starts)."""
+        v = par.interleave if self.m.experts > 1 and self.m.moe_layer_freq > 1 else 1
+        key = (par.tensor, par.expert, par.context, par.pipeline, v, par.stage_layers)
         if key not in self._arrangements:
             self._arrangements[key] = _arrange(self, par)
         return self._arrangements[key]
