@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
+from functools import partial
 
 from .check import count
 from .errors import CalcError
@@ -279,18 +280,21 @@ class _Search:
         for z, sp, recompute, split in itertools.product(
                 self.axis("zero", [0, 1, 2, 3]), self.axis("sequence_parallel", sps),
                 self.axis("recompute", recomputes), layer_splits):
-            self.micro_batches(Parallel(d, t, p, c, e, z, sp, recompute, 1, split, **self.schedule))
+            self.micro_batches(partial(Parallel, d, t, p, c, e, z, sp, recompute, stage_layers=split,
+                                       **self.schedule))
             if self.capped:
                 return
 
-    def micro_batches(self, base: Parallel) -> None:
-        """Each microbatch size and interleaving of one split; larger sizes refused once one does not fit."""
+    def micro_batches(self, split) -> None:
+        """Each microbatch size and interleaving of one split (``split(v)`` makes it with ``v`` chunks per stage);
+        larger sizes refused once one does not fit."""
         m, gb = self.w.m, self.w.global_batch
+        base = split(1)
         t, p, c, e, d = base.tensor, base.pipeline, base.context, base.expert, base.data
         per_replica = gb // (d * e)
         micros = self.axis("micro_batch", _divisors(per_replica, self.max_b))
         room = interleave_room(base.stage_layers or _even_stage_layers(m.layers, p))
-        splits = {1: base}  # base with each interleaving, made once for every microbatch size
+        splits = {1: base}  # each interleaving made once for every microbatch size
         for i, b in enumerate(micros):
             if per_replica % b:
                 self.refuse("combination", "global_batch is not a multiple of micro_batch × data × expert",
@@ -304,8 +308,7 @@ class _Search:
                 self.enumerated += len(vs)  # its compute alone is slower than every plan kept
                 self.pruned += len(vs)
                 continue
-            fits = [self.cost(splits.get(v) or splits.setdefault(v, replace(base, interleave=v)), b, mbs)
-                    for v in vs if not self.full()]
+            fits = [self.cost(splits.get(v) or splits.setdefault(v, split(v)), b, mbs) for v in vs if not self.full()]
             if self.capped:
                 return
             if not any(fits) and i + 1 < len(micros) and "interleave" not in self.fixed:
