@@ -307,7 +307,7 @@ class Workload:
 
     __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "lp", "lpm", "model_flops", "hardware_flops",
                  "final_norm", "_layers", "_heads", "_acts", "_links", "_arrangements", "_collectives", "_gemms",
-                 "_contended", "_slowdowns", "_works", "_model_parallel", "_data_parallel")
+                 "_contended", "_slowdowns", "_works", "_model_parallel", "_data_parallel", "_states")
 
     def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
         self.m, self.hw, self.prec, self.global_batch, self.tokens = m, hw, prec, global_batch, tokens
@@ -334,8 +334,9 @@ class Workload:
         # interleaving and the microbatch size around them): what a stage's layers compute per microbatch,
         # its model-parallel transfers, and its data-parallel transfers and optimizer step.
         self._works: dict[tuple, _MicrobatchWork] = {}
-        self._model_parallel: dict[tuple, tuple[float, float, float, float]] = {}
+        self._model_parallel: dict[tuple, tuple] = {}
         self._data_parallel: dict[tuple, _DataParallel] = {}
+        self._states: dict[tuple, tuple[float, float, float, float]] = {}
 
     def layer(self, micro: int, t: int, c: int, e: int, sp: bool, recompute: str, moe: bool) -> LayerWork:
         """Compute of one layer for one microbatch on one device (cached)."""
@@ -422,15 +423,27 @@ class Workload:
         return got
 
     def model_parallel(self, par: Parallel, micro: int, lay: "Layout", n_s: int, n_moe: int,
-                       last: bool) -> tuple[float, float, float, float]:
-        """A stage's (TP, CP, EP, PP) seconds per microbatch (:func:`_model_parallel_times`; cached: the same
-        whatever the ZeRO stage; the rank strides follow from the degrees)."""
+                       last: bool) -> tuple:
+        """A stage's compute and (TP, CP, EP, PP) seconds per microbatch (:func:`_microbatch_work`,
+        :func:`_model_parallel_times`), and their sum: ``(work, tp, cp, ep, pp, sum)``. Cached: the same
+        whatever the data-parallel degree and ZeRO stage (the rank strides follow from the degrees)."""
         key = (micro, par.tensor, par.pipeline, par.context, par.expert, par.interleave,
                par.sequence_parallel and par.tensor > 1, par.recompute, par.tp_comm_overlap, n_s, n_moe, last)
         got = self._model_parallel.get(key)
         if got is None:
             mw = self.microbatch_work(par, micro, n_s - n_moe, n_moe, last)
-            got = self._model_parallel[key] = _model_parallel_times(self, par, micro, lay, n_s, n_moe, mw)
+            tp_s, cp_s, ep_s, pp_s = _model_parallel_times(self, par, micro, lay, n_s, n_moe, mw)
+            got = self._model_parallel[key] = (mw, tp_s, cp_s, ep_s, pp_s, mw.compute + tp_s + cp_s + ep_s + pp_s)
+        return got
+
+    def model_states(self, par: Parallel, sh: "StageShape") -> tuple[float, float, float, float]:
+        """A stage's weights, gradients, optimizer states and ZeRO-3 buffers, bytes (:func:`_model_states`;
+        cached: the same whatever the microbatch, interleaving, recomputation and sequence parallelism)."""
+        key = (par.zero, par.data, par.context, par.expert, sh.dense_params, sh.expert_params,
+               sh.largest_layer_params)
+        got = self._states.get(key)
+        if got is None:
+            got = self._states[key] = _model_states(self, par, sh)
         return got
 
     def data_parallel(self, par: Parallel, lay: "Layout", sh: "StageShape") -> "_DataParallel":
@@ -680,11 +693,10 @@ def _dp_axes(lay: Layout, par: Parallel, expert: bool) -> tuple[tuple[int, int],
     return tuple(a for a in axes if a[1] > 1) or ((1, 1),)
 
 
-def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageShape) -> tuple[float, ...]:
-    """(params, grads, optimizer, activations, ZeRO-3 buffers) bytes of one device of stage ``sh``."""
-    m, prec = w.m, w.prec
-    t, p, c, e, v, z = par.tensor, par.pipeline, par.context, par.expert, par.interleave, par.zero
-    sp = par.sequence_parallel and t > 1
+def _model_states(w: Workload, par: Parallel, sh: StageShape) -> tuple[float, float, float, float]:
+    """(params, grads, optimizer, ZeRO-3 buffers) bytes of one device of stage ``sh``: each weight's states
+    sharded over its data-parallel group from the ZeRO stage that shards them."""
+    prec, c, e, z = w.prec, par.context, par.expert, par.zero
     n_dp, n_edp = par.data * c * e, par.data * c
     dense, experts = sh.dense_params, sh.expert_params
     pb = prec.param_bytes
@@ -692,6 +704,15 @@ def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageSha
     grads_b = prec.grad_bytes * (dense / (n_dp if z >= 2 else 1) + experts / (n_edp if z >= 2 else 1))
     opt_b = prec.optimizer_bytes * (dense / (n_dp if z >= 1 else 1) + experts / (n_edp if z >= 1 else 1))
     buffers = ZERO3_LIVE_LAYERS * sh.largest_layer_params * pb if z >= 3 else 0.0
+    return params_b, grads_b, opt_b, buffers
+
+
+def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageShape) -> tuple[float, ...]:
+    """(params, grads, optimizer, activations, ZeRO-3 buffers) bytes of one device of stage ``sh``."""
+    m, prec = w.m, w.prec
+    t, p, c, v = par.tensor, par.pipeline, par.context, par.interleave
+    sp = par.sequence_parallel and t > 1
+    params_b, grads_b, opt_b, buffers = w.model_states(par, sh)
     act_dense, act_moe, working = w.activations(micro, t, sp, c, par.recompute)
     chunks = in_flight_chunks(sh.stage, p, mbs, v)
     acts = chunks / v * ((sh.layers - sh.moe_layers) * act_dense + sh.moe_layers * act_moe) + working
@@ -828,14 +849,12 @@ def _zero_time(par: Parallel, dp: _DataParallel, n_s: int, mw: _MicrobatchWork) 
 
 
 def _microbatch_time(w: Workload, par: Parallel, micro: int, arr: Arrangement, s: int) -> tuple:
-    """(shape, work, data-parallel part, TP, CP, EP, PP, ZeRO, total) of stage ``s`` for one microbatch (seconds)."""
+    """(shape, work, TP, CP, EP, PP, ZeRO, total) of stage ``s`` for one microbatch (seconds)."""
     sh = arr.shape(s)
-    n_s, n_moe, last = sh.layers, sh.moe_layers, s == par.pipeline - 1
-    mw = w.microbatch_work(par, micro, n_s - n_moe, n_moe, last)
-    tp_s, cp_s, ep_s, pp_s = w.model_parallel(par, micro, arr.layout, n_s, n_moe, last)
-    dp = w.data_parallel(par, arr.layout, sh)
-    z_s = _zero_time(par, dp, n_s, mw)
-    return sh, mw, dp, tp_s, cp_s, ep_s, pp_s, z_s, mw.compute + tp_s + cp_s + ep_s + pp_s + z_s
+    mw, tp_s, cp_s, ep_s, pp_s, busy = w.model_parallel(par, micro, arr.layout, sh.layers, sh.moe_layers,
+                                                        s == par.pipeline - 1)
+    z_s = _zero_time(par, w.data_parallel(par, arr.layout, sh), sh.layers, mw) if par.zero >= 2 else 0.0
+    return sh, mw, tp_s, cp_s, ep_s, pp_s, z_s, busy + z_s
 
 
 def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangement, s: int) -> StageCost:
@@ -846,7 +865,8 @@ def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangemen
     ZeRO-1/2's parameter gather (the *tail*).
     """
     z = par.zero
-    sh, mw, dp, tp_s, cp_s, ep_s, pp_s, z_s, t_mb = _microbatch_time(w, par, micro, arr, s)
+    sh, mw, tp_s, cp_s, ep_s, pp_s, z_s, t_mb = _microbatch_time(w, par, micro, arr, s)
+    dp = w.data_parallel(par, arr.layout, sh)
     params_b, grads_b, opt_b, acts, buffers = _stage_memory(w, par, micro, mbs, sh)
 
     # after the last microbatch
@@ -941,8 +961,9 @@ def memory(w: Workload, par: Parallel, micro_batch: int, microbatches: int | Non
     best, heaviest = -1.0, None
     for s in arr.kinds:
         terms = _stage_memory(w, par, micro_batch, mbs, arr.shape(s))
-        if fsum(terms) > best:
-            best, heaviest = fsum(terms), (s, terms)
+        total = fsum(terms)
+        if total > best:
+            best, heaviest = total, (s, terms)
     return _device_memory(heaviest[0], heaviest[1], w.hw)
 
 
