@@ -93,6 +93,8 @@ __all__ = [
     "Estimate",
     "estimate",
     "memory",
+    "memory_total",
+    "binding_term",
     "step_floor",
     "step_bound",
     "StageShape",
@@ -922,12 +924,21 @@ class DeviceMemory:
     stage: int  #: the most loaded stage
 
 
+def binding_term(terms: tuple[float, ...]) -> str:
+    """The largest of a stage's (params, grads, optimizer, activations, buffers) bytes, by name.
+
+    >>> binding_term((1.0, 1.0, 6.0, 9.0, 0.0))
+    'activations'
+    """
+    return max(zip(terms, _TERMS))[1]
+
+
 def _device_memory(stage: int, terms: tuple[float, ...], hw: Hardware) -> DeviceMemory:
     params, grads, opt, acts, buffers = terms
     total = fsum(terms) + hw.reserve_bytes
     return DeviceMemory(params, grads, opt, params + grads + opt, acts, buffers, hw.reserve_bytes, total, total / GB,
                         total / GIB, hw.memory_bytes, hw.memory_bytes / GIB, hw.memory_bytes - total,
-                        total <= hw.memory_bytes, max(zip(terms, _TERMS))[1], stage)
+                        total <= hw.memory_bytes, binding_term(terms), stage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -956,6 +967,22 @@ def memory(w: Workload, par: Parallel, micro_batch: int, microbatches: int | Non
     >>> round(memory(w, parallel(data=8, tensor=8, zero=1, sequence_parallel=True), 1).total_gib, 2)
     12.16
     """
+    _, stage, terms = memory_total(w, par, micro_batch, microbatches)
+    return _device_memory(stage, terms, w.hw)
+
+
+def memory_total(w: Workload, par: Parallel, micro_batch: int,
+                 microbatches: int | None = None) -> tuple[float, int, tuple[float, ...]]:
+    """``(total bytes, stage, terms)`` of :func:`memory`'s most loaded device, without the rest of its
+    result: what a search that refuses most splits for memory needs. ``total`` is ``memory().total_bytes``
+    (the reserve included); ``terms`` are its (params, grads, optimizer, activations, buffers) bytes.
+
+    >>> from calc.model import model
+    >>> w = workload(model(32, 4096, 32, 128256, 8192), 512, hardware(64, profile_name="h100-sxm5-80gb"))
+    >>> par = parallel(data=8, tensor=8, zero=1)
+    >>> memory_total(w, par, 1)[0] == memory(w, par, 1).total_bytes
+    True
+    """
     mbs = microbatches or check_combination(w.m, micro_batch, w.global_batch, w.hw, par)
     arr = w.arrangement(par)
     best, heaviest = -1.0, None
@@ -964,7 +991,7 @@ def memory(w: Workload, par: Parallel, micro_batch: int, microbatches: int | Non
         total = fsum(terms)
         if total > best:
             best, heaviest = total, (s, terms)
-    return _device_memory(heaviest[0], heaviest[1], w.hw)
+    return fsum(heaviest[1]) + w.hw.reserve_bytes, heaviest[0], heaviest[1]
 
 
 def step_floor(w: Workload, par: Parallel, micro_batch: int, microbatches: int) -> float:

@@ -18,6 +18,7 @@ from calc.plan import (
     estimate,
     layout,
     memory,
+    memory_total,
     parallel,
     plan,
     step_bound,
@@ -230,6 +231,17 @@ def test_step_bound_is_never_above_the_step(micro):
         assert step_bound(w, par, micro, e.microbatches_per_step) <= e.step_time_s
         assert step_bound(w, par, micro, e.microbatches_per_step) == e.microbatches_per_step * max(
             sc.time_per_microbatch_s for sc in e.stages)
+
+
+def test_memory_total_is_memory_s_total_stage_and_terms():
+    """What the search reads for each split (memory_total) is memory()'s total, most loaded stage and terms."""
+    w = workload(LLAMA, 512, HW)
+    for par in _VARIED:
+        mem = memory(w, par, 2)
+        total, stage, terms = memory_total(w, par, 2)
+        assert (total, stage) == (mem.total_bytes, mem.stage)
+        assert terms == (mem.params_bytes, mem.grads_bytes, mem.optimizer_bytes, mem.activations_bytes,
+                         mem.buffers_bytes)
 
 
 def test_a_workload_answers_each_split_as_a_fresh_one_would():
