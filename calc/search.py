@@ -38,7 +38,8 @@ from .errors import CalcError
 from .hardware import GIB
 from .model import FLASH, Model
 from .pipeline import stage_layers as _even_stage_layers
-from .plan import Parallel, assemble, estimate, interleave_room, memory, step_bound, step_floor, workload
+from .plan import (Parallel, assemble, binding_term, check_combination, estimate, interleave_room, memory_total,
+                   step_bound, step_floor, workload)
 from .hardware import Hardware
 
 __all__ = ["SearchResult", "search", "MAX_TOP", "MAX_CONFIGURATIONS", "SEARCHED"]
@@ -295,6 +296,11 @@ class _Search:
         micros = self.axis("micro_batch", _divisors(per_replica, self.max_b))
         room = interleave_room(base.stage_layers or _even_stage_layers(m.layers, p))
         splits = {1: base}  # each interleaving made once for every microbatch size
+        # For v > 1, memory_total() checks the combination first (check_combination). With the interleaving searched,
+        # the filters here pass its rules that depend on v and the microbatch (v <= room, m a multiple of p, b
+        # dividing the batch), so every v > 1 and microbatch of this split gets the same verdict: found by the
+        # first, then reused. With it fixed, each is checked.
+        verdict = None if "interleave" in self.fixed else {}
         for i, b in enumerate(micros):
             if per_replica % b:
                 self.refuse("combination", "global_batch is not a multiple of micro_batch × data × expert",
@@ -308,7 +314,8 @@ class _Search:
                 self.enumerated += len(vs)  # its compute alone is slower than every plan kept
                 self.pruned += len(vs)
                 continue
-            fits = [self.cost(splits.get(v) or splits.setdefault(v, split(v)), b, mbs) for v in vs if not self.full()]
+            fits = [self.cost(splits.get(v) or splits.setdefault(v, split(v)), b, mbs, verdict) for v in vs
+                    if not self.full()]
             if self.capped:
                 return
             if not any(fits) and i + 1 < len(micros) and "interleave" not in self.fixed:
@@ -320,27 +327,45 @@ class _Search:
                             "need more memory", n=len(larger))
                 return
 
-    def cost(self, par: Parallel, b: int, mbs: int) -> bool:
-        """Check, then time a configuration that fits; keep it if it is among the fastest. True if it fits."""
-        hw = self.w.hw
+    def cost(self, par: Parallel, b: int, mbs: int, verdict: dict | None = None) -> bool:
+        """Check, then time a configuration that fits; keep it if it is among the fastest. True if it fits.
+
+        ``verdict``, when given, holds (under ``"v"``) the outcome of :func:`calc.plan.check_combination` shared
+        by this split's interleaved configurations: None (it passes) or its CalcError.
+        """
+        w = self.w
+        hw = w.hw
         self.enumerated += 1
-        try:
-            mem = memory(self.w, par, b, mbs if par.interleave == 1 else None)
-        except CalcError as err:
-            self.refusals.add("combination", err.rule, _plain(par) | {"micro_batch": b}, str(err))
+        checked, err = mbs if par.interleave == 1 else None, None
+        if checked is None and verdict is not None:
+            if "v" not in verdict:
+                try:
+                    check_combination(w.m, b, w.global_batch, hw, par)
+                    verdict["v"] = None
+                except CalcError as refused:
+                    verdict["v"] = refused
+            checked, err = mbs, verdict["v"]
+        if err is None:
+            try:
+                total, stage, terms = memory_total(w, par, b, checked)
+            except CalcError as refused:
+                err = refused
+        if err is not None:
+            self.refusals.add("combination", err.rule, lambda: _plain(par) | {"micro_batch": b}, lambda: str(err))
             return False
-        if not mem.fits:
-            self.refusals.add("memory", f"does not fit (largest term: {mem.binding_term})",
+        if not total <= hw.memory_bytes:  # as memory().fits
+            binding = binding_term(terms)
+            self.refusals.add("memory", f"does not fit (largest term: {binding})",
                               lambda: _plain(par) | {"micro_batch": b},
-                              lambda: f"needs {mem.total_bytes / GIB:.1f} GiB on stage {mem.stage} > "
-                              f"{hw.memory_bytes / GIB:.1f} GiB (largest term: {mem.binding_term}; reserve "
+                              lambda: f"needs {total / GIB:.1f} GiB on stage {stage} > "
+                              f"{hw.memory_bytes / GIB:.1f} GiB (largest term: {binding}; reserve "
                               f"{hw.reserve_bytes / GIB:.3g} GiB included)")
             return False
         self.feasible += 1
-        if len(self.best) == self.n_top and step_bound(self.w, par, b, mbs) > -self.best[0][0]:
+        if len(self.best) == self.n_top and step_bound(w, par, b, mbs) > -self.best[0][0]:
             return True  # it fits, but its step is slower than every plan kept: it would not be kept either
-        est = estimate(self.w, par, b, microbatches=mbs)
-        item = (-est.step_time_s, -mem.total_bytes, -next(self.serial), par, b)
+        est = estimate(w, par, b, microbatches=mbs)
+        item = (-est.step_time_s, -total, -next(self.serial), par, b)
         if len(self.best) < self.n_top:
             heapq.heappush(self.best, item)
         elif item > self.best[0]:

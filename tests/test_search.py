@@ -64,6 +64,30 @@ def test_the_bound_after_the_memory_check_changes_no_answer(monkeypatch, m, gpus
     assert search(m, batch, hw, top=10) == fast and skipped > fast.feasible // 2
 
 
+@pytest.mark.parametrize("m, gpus, batch", [(LLAMA, 64, 512), (model(24, 2048, 16, 32000, 2048, experts=4, top_k=2), 16, 64)])
+def test_interleaved_configurations_share_their_split_s_check_soundly(monkeypatch, m, gpus, batch):
+    """A split's interleaved configurations are checked once (check_combination's rules that depend on the
+    interleaving and the microbatch are the search's own filters); every one then costed passes the check."""
+    import calc.plan
+    import calc.search
+
+    hw = hardware(gpus, profile_name="h100-sxm5-80gb")
+    checks, unchecked = [], []
+    check = calc.plan.check_combination
+    monkeypatch.setattr(calc.search, "check_combination", lambda *a: checks.append(1) or check(*a))
+    total = calc.search.memory_total
+
+    def memory_total(w, par, b, microbatches=None):
+        if par.interleave > 1 and microbatches is not None:
+            unchecked.append(1)
+            assert check(w.m, b, w.global_batch, w.hw, par) == microbatches
+        return total(w, par, b, microbatches)
+
+    monkeypatch.setattr(calc.search, "memory_total", memory_total)
+    r = search(m, batch, hw, top=10)
+    assert len(unchecked) > 2 * len(checks) > 0 and r.plans
+
+
 @pytest.mark.parametrize("index", [0, 1, 7, -1])
 def test_search_costs_agree_with_plan(everything, index):
     """A plan found by the search costs the same when planned directly (the search's stage shortcut is exact)."""
