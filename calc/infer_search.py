@@ -134,6 +134,35 @@ def _largest_batch(sv: Serving, sp, bound: float, cost) -> Inference | tuple[str
     return best
 
 
+def _at_batch(sv: Serving, sp, cost) -> Inference | tuple[str, str, str]:
+    """The split costed at the workload's batch, or (kind, rule, reason) when it does not fit."""
+    r = cost(sv, sp)
+    if not r.memory_per_device.fits:
+        return "memory", _FITS, f"{r.memory_per_device.total_gib:.4g} GiB per GPU; {r.memory_per_device.binding_term} binds"
+    return r
+
+
+def _checked_fixed(fixed: dict | None) -> dict:
+    """A copy of ``fixed``, every key an axis of the split (else a CalcError naming it)."""
+    fixed = dict(fixed or {})
+    for name, value in fixed.items():
+        if name not in AXES:
+            raise CalcError(name, "an axis of the split (" + ", ".join(AXES) + ")", value)
+    return fixed
+
+
+def _ranked(kept: list, batch: int, bound: float | None, n_top: int) -> tuple[str, tuple[dict, ...]]:
+    """(objective, the first ``n_top`` summaries): by latency at the batch, or by tokens/s under ``bound``."""
+    if bound is None:
+        kept.sort(key=lambda r: (r.decode_time_per_token_s, -r.tokens_per_s))
+        objective = f"lowest inter-token latency at batch {batch} per replica"
+    else:
+        kept.sort(key=lambda r: (-r.tokens_per_s, r.decode_time_per_token_s))
+        objective = f"most tokens per second with an inter-token latency of at most {bound:.4g} s"
+    return objective, tuple(_summary(r, i + 1, kept[0] if i else None, bound is not None)
+                            for i, r in enumerate(kept[:n_top]))
+
+
 def infer_search(m: Model, sv: Serving, hw: Hardware, top: int = 10, max_latency: float | None = None,
                  fixed: dict | None = None, gemm_flops: float | None = None) -> InferSearch:
     """Rank the serving splits of ``hw.gpus`` GPUs (objectives in the module docstring).
@@ -148,15 +177,11 @@ def infer_search(m: Model, sv: Serving, hw: Hardware, top: int = 10, max_latency
     """
     n_top = count("top", top, maximum=MAX_TOP)
     bound = None if max_latency is None else real("max_latency", max_latency, maximum=3600.0, unit="s")
-    fixed = dict(fixed or {})
-    for name, value in fixed.items():
-        if name not in AXES:
-            raise CalcError(name, "an axis of the split (" + ", ".join(AXES) + ")", value)
-    memo: dict = {}
-    kw = {"gemm_flops": gemm_flops, "max_latency": bound}
+    fixed = _checked_fixed(fixed)
+    kw = {"gemm_flops": gemm_flops, "max_latency": bound, "memo": {}}  # memo: GEMM times by shape, shared
     kept: list[Inference] = []
-    refused: dict[tuple[str, str], dict] = {}
-    spent = 0
+    refused: dict[tuple[str, str], dict] = {}  # (kind, rule) → its count and first example
+    spent = 0  # stage costings so far, against MAX_WORK
 
     def refuse(kind: str, rule: str, example: dict, reason: str, n: int = 1) -> None:
         entry = refused.setdefault((kind, rule), {"kind": kind, "rule": rule, "count": 0,
@@ -168,24 +193,17 @@ def infer_search(m: Model, sv: Serving, hw: Hardware, top: int = 10, max_latency
         if spent >= MAX_WORK:
             raise _OutOfBudget
         spent += COSTING_WORK + sp.pipeline
-        return infer(m, serving_, hw, sp, refuse=False, memo=memo, **kw)
+        return infer(m, serving_, hw, sp, refuse=False, **kw)
 
     candidates = _candidates(m, hw.gpus, fixed)
     for i, cand in enumerate(candidates):
         try:
             sp = split(**cand)
             check_serving_split(m, sv if bound is None else replace(sv, batch=sp.expert), hw, sp)
-            if bound is None:
-                r = cost(sv, sp)
-                if not r.memory_per_device.fits:
-                    refuse("memory", _FITS, cand,
-                           f"{r.memory_per_device.total_gib:.4g} GiB per GPU; {r.memory_per_device.binding_term} binds")
-                    continue
-            else:
-                r = _largest_batch(sv, sp, bound, cost)
-                if isinstance(r, tuple):
-                    refuse(*r[:2], cand, r[2])
-                    continue
+            r = _at_batch(sv, sp, cost) if bound is None else _largest_batch(sv, sp, bound, cost)
+            if isinstance(r, tuple):  # refused: (kind, rule, reason)
+                refuse(*r[:2], cand, r[2])
+                continue
         except CalcError as err:
             refuse("combination", f"{err.param} must be {err.rule}", cand, str(err))
             continue
@@ -196,12 +214,6 @@ def infer_search(m: Model, sv: Serving, hw: Hardware, top: int = 10, max_latency
                    f"the budget ran out with {left:,} splits left, this one first", n=left)
             break
         kept.append(r)
-    if bound is None:
-        kept.sort(key=lambda r: (r.decode_time_per_token_s, -r.tokens_per_s))
-        objective = f"lowest inter-token latency at batch {sv.batch} per replica"
-    else:
-        kept.sort(key=lambda r: (-r.tokens_per_s, r.decode_time_per_token_s))
-        objective = f"most tokens per second with an inter-token latency of at most {bound:.4g} s"
-    plans = tuple(_summary(r, i + 1, kept[0] if i else None, bound is not None) for i, r in enumerate(kept[:n_top]))
     summary = tuple(sorted(refused.values(), key=lambda x: -x["count"]))
-    return InferSearch(objective, plans, len(kept), sum(x["count"] for x in summary), summary, fixed)
+    return InferSearch(*_ranked(kept, sv.batch, bound, n_top), len(kept), sum(x["count"] for x in summary), summary,
+                       fixed)

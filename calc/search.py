@@ -212,6 +212,11 @@ def search(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-ada
     if unknown:
         name = sorted(unknown)[0]
         raise CalcError(name, "an axis of the search (" + ", ".join(SEARCHED + _SCHEDULE) + ")", fixed[name])
+    if fixed.get("stage_layers") is not None:  # a split of the layers fixes the number of stages
+        stages = len(fixed["stage_layers"])
+        if fixed.setdefault("pipeline", stages) != stages:
+            raise CalcError("stage_layers", f"one entry per pipeline stage (pipeline {fixed['pipeline']})",
+                            list(fixed["stage_layers"]))
     return _Search(w, n_top, max_b, fixed).run()
 
 
@@ -252,6 +257,11 @@ class _Search:
         m, hw, gb = self.w.m, self.w.hw, self.w.global_batch
         g = hw.gpus
         stage_counts = _divisors(g, min(m.layers, _PIPELINE_MAX))
+        if self.fixed.get("pipeline", 1) not in stage_counts:
+            p = self.fixed["pipeline"]
+            self.refuse("combination", f"pipeline_parallel must divide the GPUs and be at most the layers (and "
+                        f"{_PIPELINE_MAX})", {"pipeline": p}, f"pipeline_parallel ({p}) does not divide gpus ({g}) or "
+                        f"is more than {min(m.layers, _PIPELINE_MAX)}")
         tensors = [t for t in _divisors(min(hw.gpus_per_node, g))
                    if not (m.heads % t or m.ffn_hidden % t or (m.kv_heads % t and t % m.kv_heads))]
         for t, e, c in itertools.product(self.axis("tensor", tensors), self.axis("expert", _divisors(m.experts)),

@@ -152,6 +152,22 @@ def test_fixed_micro_batch():
     assert {p["parallel"]["micro_batch"] for p in r.plans} == {2}
 
 
+def test_fixed_stage_layers_fix_the_number_of_stages():
+    """A fixed split of the layers fixes the pipeline degree (it is reported as fixed); one that disagrees with a
+    fixed pipeline degree is a CalcError naming both; one whose stage count does not divide the GPUs is refused."""
+    m = model(30, 1024, 16, 32000, 2048)
+    hw = hardware(8, profile_name="h100-sxm5-80gb")
+    r = search(m, 64, hw, top=1000, fixed={"stage_layers": (7, 8, 8, 7)})
+    assert r.plans and {p["parallel"]["pipeline"] for p in r.plans} == {4} and r.fixed["pipeline"] == 4
+    assert {tuple(p["parallel"]["stage_layers"]) for p in r.plans} == {(7, 8, 8, 7)}
+    with pytest.raises(CalcError) as e:
+        search(m, 64, hw, fixed={"stage_layers": (7, 8, 8, 7), "pipeline": 2})
+    assert str(e.value) == "stage_layers must be one entry per pipeline stage (pipeline 2), got [7, 8, 8, 7]"
+    r = search(m, 64, hw, fixed={"stage_layers": (10, 10, 10)})
+    assert r.plans == () and [x["rule"] for x in r.refused_summary] == [
+        "pipeline_parallel must divide the GPUs and be at most the layers (and 512)"]
+
+
 def test_uneven_stage_splits_are_tried():
     """126 layers on 16 stages: the even-as-possible split and the one with lighter ends."""
     assert stage_splits(126, 16) == [None, (7,) + (8,) * 14 + (7,)]
