@@ -20,6 +20,10 @@ Two objectives:
 
 Refusals are counted by rule (the parameter and the rule of the :class:`CalcError`, or
 memory, or the latency bound) with one example each.
+
+The work is bounded: costing a split takes time in proportion to its pipeline stages, so each
+costing counts its stages plus :data:`COSTING_WORK`, and once :data:`MAX_WORK` is spent the splits
+left are not costed; they are counted under one rule (kind ``budget``) that says how to search them.
 """
 
 from __future__ import annotations
@@ -33,10 +37,15 @@ from .inference import Inference, Serving, check_serving_split, infer, split
 from .model import Model
 from .spec import AXES
 
-__all__ = ["InferSearch", "infer_search", "MAX_TOP"]
+__all__ = ["InferSearch", "infer_search", "MAX_TOP", "MAX_WORK", "COSTING_WORK"]
 
 #: Most plans returned.
 MAX_TOP = 100
+#: Most work one search does, in stage costings (CPython costs a stage about 0.025 ms): about 2 s at most,
+#: where Llama-3 70B on 16,384 GPUs under a latency bound takes 16,300.
+MAX_WORK = 80_000
+#: What one costing counts besides its stages (a costing's fixed cost is about that of 20 stages).
+COSTING_WORK = 20
 _FITS = "fits in device memory"
 
 
@@ -98,12 +107,15 @@ def _summary(r: Inference, rank: int, best: Inference | None, throughput: bool) 
             "max_concurrent_sequences": r.max_concurrent_sequences, "decode_bound": r.decode_bound, "why": why}
 
 
-def _largest_batch(m: Model, sv: Serving, hw: Hardware, sp, bound: float, memo: dict,
-                   kw: dict) -> Inference | tuple[str, str, str]:
+class _OutOfBudget(Exception):
+    """The search has spent :data:`MAX_WORK`."""
+
+
+def _largest_batch(sv: Serving, sp, bound: float, cost) -> Inference | tuple[str, str, str]:
     """The plan with the largest batch (a multiple of ``expert``) that fits and decodes within ``bound``,
-    or why there is none: (kind, rule, reason)."""
+    or why there is none: (kind, rule, reason). ``cost(serving, split)`` costs one."""
     e = sp.expert
-    first = infer(m, replace(sv, batch=e), hw, sp, refuse=False, memo=memo, **kw)
+    first = cost(replace(sv, batch=e), sp)
     if not first.memory_per_device.fits:
         return ("memory", _FITS, f"batch {e} needs {first.memory_per_device.total_gib:.4g} GiB per GPU "
                 f"({first.memory_per_device.binding_term} binds)")
@@ -114,12 +126,41 @@ def _largest_batch(m: Model, sv: Serving, hw: Hardware, sp, bound: float, memo: 
     best = first
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        r = infer(m, replace(sv, batch=mid * e), hw, sp, refuse=False, memo=memo, **kw)
+        r = cost(replace(sv, batch=mid * e), sp)
         if r.memory_per_device.fits and r.decode_time_per_token_s <= bound:
             lo, best = mid, r
         else:
             hi = mid - 1
     return best
+
+
+def _at_batch(sv: Serving, sp, cost) -> Inference | tuple[str, str, str]:
+    """The split costed at the workload's batch, or (kind, rule, reason) when it does not fit."""
+    r = cost(sv, sp)
+    if not r.memory_per_device.fits:
+        return "memory", _FITS, f"{r.memory_per_device.total_gib:.4g} GiB per GPU; {r.memory_per_device.binding_term} binds"
+    return r
+
+
+def _checked_fixed(fixed: dict | None) -> dict:
+    """A copy of ``fixed``, every key an axis of the split (else a CalcError naming it)."""
+    fixed = dict(fixed or {})
+    for name, value in fixed.items():
+        if name not in AXES:
+            raise CalcError(name, "an axis of the split (" + ", ".join(AXES) + ")", value)
+    return fixed
+
+
+def _ranked(kept: list, batch: int, bound: float | None, n_top: int) -> tuple[str, tuple[dict, ...]]:
+    """(objective, the first ``n_top`` summaries): by latency at the batch, or by tokens/s under ``bound``."""
+    if bound is None:
+        kept.sort(key=lambda r: (r.decode_time_per_token_s, -r.tokens_per_s))
+        objective = f"lowest inter-token latency at batch {batch} per replica"
+    else:
+        kept.sort(key=lambda r: (-r.tokens_per_s, r.decode_time_per_token_s))
+        objective = f"most tokens per second with an inter-token latency of at most {bound:.4g} s"
+    return objective, tuple(_summary(r, i + 1, kept[0] if i else None, bound is not None)
+                            for i, r in enumerate(kept[:n_top]))
 
 
 def infer_search(m: Model, sv: Serving, hw: Hardware, top: int = 10, max_latency: float | None = None,
@@ -136,45 +177,43 @@ def infer_search(m: Model, sv: Serving, hw: Hardware, top: int = 10, max_latency
     """
     n_top = count("top", top, maximum=MAX_TOP)
     bound = None if max_latency is None else real("max_latency", max_latency, maximum=3600.0, unit="s")
-    fixed = dict(fixed or {})
-    for name, value in fixed.items():
-        if name not in AXES:
-            raise CalcError(name, "an axis of the split (" + ", ".join(AXES) + ")", value)
-    memo: dict = {}
-    kw = {"gemm_flops": gemm_flops, "max_latency": bound}
+    fixed = _checked_fixed(fixed)
+    kw = {"gemm_flops": gemm_flops, "max_latency": bound, "memo": {}}  # memo: GEMM times by shape, shared
     kept: list[Inference] = []
-    refused: dict[tuple[str, str], dict] = {}
+    refused: dict[tuple[str, str], dict] = {}  # (kind, rule) → its count and first example
+    spent = 0  # stage costings so far, against MAX_WORK
 
-    def refuse(kind: str, rule: str, example: dict, reason: str) -> None:
+    def refuse(kind: str, rule: str, example: dict, reason: str, n: int = 1) -> None:
         entry = refused.setdefault((kind, rule), {"kind": kind, "rule": rule, "count": 0,
                                                   "example": {"parallel": example, "reason": reason}})
-        entry["count"] += 1
+        entry["count"] += n
 
-    for cand in _candidates(m, hw.gpus, fixed):
+    def cost(serving_: Serving, sp) -> Inference:
+        nonlocal spent
+        if spent >= MAX_WORK:
+            raise _OutOfBudget
+        spent += COSTING_WORK + sp.pipeline
+        return infer(m, serving_, hw, sp, refuse=False, **kw)
+
+    candidates = _candidates(m, hw.gpus, fixed)
+    for i, cand in enumerate(candidates):
         try:
             sp = split(**cand)
             check_serving_split(m, sv if bound is None else replace(sv, batch=sp.expert), hw, sp)
-            if bound is None:
-                r = infer(m, sv, hw, sp, refuse=False, memo=memo, **kw)
-                if not r.memory_per_device.fits:
-                    refuse("memory", _FITS, cand,
-                           f"{r.memory_per_device.total_gib:.4g} GiB per GPU; {r.memory_per_device.binding_term} binds")
-                    continue
-            else:
-                r = _largest_batch(m, sv, hw, sp, bound, memo, kw)
-                if isinstance(r, tuple):
-                    refuse(*r[:2], cand, r[2])
-                    continue
+            r = _at_batch(sv, sp, cost) if bound is None else _largest_batch(sv, sp, bound, cost)
+            if isinstance(r, tuple):  # refused: (kind, rule, reason)
+                refuse(*r[:2], cand, r[2])
+                continue
         except CalcError as err:
             refuse("combination", f"{err.param} must be {err.rule}", cand, str(err))
             continue
+        except _OutOfBudget:
+            left = len(candidates) - i
+            refuse("budget", f"costed within the search's budget of {MAX_WORK:,} stage costings (fix tensor, "
+                   "pipeline or expert in the SPEC's parallel section to search the rest)", cand,
+                   f"the budget ran out with {left:,} splits left, this one first", n=left)
+            break
         kept.append(r)
-    if bound is None:
-        kept.sort(key=lambda r: (r.decode_time_per_token_s, -r.tokens_per_s))
-        objective = f"lowest inter-token latency at batch {sv.batch} per replica"
-    else:
-        kept.sort(key=lambda r: (-r.tokens_per_s, r.decode_time_per_token_s))
-        objective = f"most tokens per second with an inter-token latency of at most {bound:.4g} s"
-    plans = tuple(_summary(r, i + 1, kept[0] if i else None, bound is not None) for i, r in enumerate(kept[:n_top]))
     summary = tuple(sorted(refused.values(), key=lambda x: -x["count"]))
-    return InferSearch(objective, plans, len(kept), sum(x["count"] for x in summary), summary, fixed)
+    return InferSearch(*_ranked(kept, sv.batch, bound, n_top), len(kept), sum(x["count"] for x in summary), summary,
+                       fixed)

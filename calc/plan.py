@@ -63,6 +63,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
 from math import fsum
 
 from .check import count, real
@@ -92,7 +93,10 @@ __all__ = [
     "Estimate",
     "estimate",
     "memory",
+    "memory_total",
+    "binding_term",
     "step_floor",
+    "step_bound",
     "StageShape",
     "Arrangement",
     "Communication",
@@ -103,6 +107,7 @@ __all__ = [
     "plan",
     "check_combination",
     "check_degrees",
+    "interleave_room",
     "RANK_ORDER",
     "MAX_LISTED_RANKS",
     "MAX_GPUS",
@@ -266,10 +271,7 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
                             list(par.stage_layers))
     check_interleave(p, mbs, v, microbatches_given=False)
     if v > 1:
-        per_stage = par.stage_layers or _even_stage_layers(m.layers, p)
-        # every chunk holds a layer, except that the first stage's first chunk may hold only the embedding
-        # and the last stage's last chunk only the output layer (Dubey et al. 2024 §3.3.2)
-        room = min(n + (1 if s in (0, p - 1) else 0) for s, n in enumerate(per_stage))
+        room = interleave_room(par.stage_layers or _even_stage_layers(m.layers, p))
         if room < v:
             raise CalcError("interleave", f"at most {room}: every model chunk needs a layer "
                             "(the first and the last stage may give one chunk to the embedding or the output layer)",
@@ -279,6 +281,20 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
                         c)
     check_split(tensor=t, context=c, sequence_parallel=par.sequence_parallel, seq_len=m.seq_len)
     return mbs
+
+
+@lru_cache(maxsize=1024)
+def interleave_room(stage_layers: tuple[int, ...]) -> int:
+    """The most model chunks per stage that these layers per stage admit.
+
+    Every chunk holds a layer, except that the first stage's first chunk may hold only the embedding
+    and the last stage's last chunk only the output layer (Dubey et al. 2024 §3.3.2).
+
+    >>> interleave_room((7, 8, 8, 7)), interleave_room((12,))
+    (8, 13)
+    """
+    p = len(stage_layers)
+    return min(n + (1 if s in (0, p - 1) else 0) for s, n in enumerate(stage_layers))
 
 
 # ---------------------------------------------------------------------------- the workload
@@ -293,7 +309,7 @@ class Workload:
 
     __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "lp", "lpm", "model_flops", "hardware_flops",
                  "final_norm", "_layers", "_heads", "_acts", "_links", "_arrangements", "_collectives", "_gemms",
-                 "_contended", "_slowdowns")
+                 "_contended", "_slowdowns", "_works", "_model_parallel", "_data_parallel", "_states")
 
     def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
         self.m, self.hw, self.prec, self.global_batch, self.tokens = m, hw, prec, global_batch, tokens
@@ -316,6 +332,13 @@ class Workload:
         self._contended = replace(hw, gpu=replace(gpu, sms=free), flops_per_gpu=hw.flops_per_gpu * free / gpu.sms,
                                   hbm_bandwidth=hw.hbm_bandwidth - 2 * hw.inter_node_bandwidth)
         self._slowdowns: dict[tuple, float] = {}
+        # Parts of a stage's cost that do not change with every axis of the split (the search varies ZeRO,
+        # interleaving and the microbatch size around them): what a stage's layers compute per microbatch,
+        # its model-parallel transfers, and its data-parallel transfers and optimizer step.
+        self._works: dict[tuple, _MicrobatchWork] = {}
+        self._model_parallel: dict[tuple, tuple] = {}
+        self._data_parallel: dict[tuple, _DataParallel] = {}
+        self._states: dict[tuple, tuple[float, float, float, float]] = {}
 
     def layer(self, micro: int, t: int, c: int, e: int, sp: bool, recompute: str, moe: bool) -> LayerWork:
         """Compute of one layer for one microbatch on one device (cached)."""
@@ -383,11 +406,57 @@ class Workload:
         return self._collectives[key]
 
     def arrangement(self, par: Parallel) -> "Arrangement":
-        """The layout of ``par`` and what each kind of stage holds (cached per layout)."""
-        key = (par.tensor, par.expert, par.context, par.pipeline, par.interleave, par.stage_layers)
+        """The layout of ``par`` and what each kind of stage holds (cached per layout; the interleaving
+        changes it only when which layers are MoE depends on where each chunk starts)."""
+        v = par.interleave if self.m.experts > 1 and self.m.moe_layer_freq > 1 else 1
+        key = (par.tensor, par.expert, par.context, par.pipeline, v, par.stage_layers)
         if key not in self._arrangements:
             self._arrangements[key] = _arrange(self, par)
         return self._arrangements[key]
+
+    def microbatch_work(self, par: Parallel, micro: int, n_den: int, n_moe: int, last: bool) -> "_MicrobatchWork":
+        """A stage's compute for one microbatch (:func:`_microbatch_work`; cached: the same whatever the
+        data-parallel degree, ZeRO stage, interleaving and schedule switches)."""
+        key = (micro, par.tensor, par.context, par.expert, par.sequence_parallel and par.tensor > 1, par.recompute,
+               n_den, n_moe, last)
+        got = self._works.get(key)
+        if got is None:
+            got = self._works[key] = _microbatch_work(self, par, micro, n_den, n_moe, last)
+        return got
+
+    def model_parallel(self, par: Parallel, micro: int, lay: "Layout", n_s: int, n_moe: int,
+                       last: bool) -> tuple:
+        """A stage's compute and (TP, CP, EP, PP) seconds per microbatch (:func:`_microbatch_work`,
+        :func:`_model_parallel_times`), and their sum: ``(work, tp, cp, ep, pp, sum)``. Cached: the same
+        whatever the data-parallel degree and ZeRO stage (the rank strides follow from the degrees)."""
+        key = (micro, par.tensor, par.pipeline, par.context, par.expert, par.interleave,
+               par.sequence_parallel and par.tensor > 1, par.recompute, par.tp_comm_overlap, n_s, n_moe, last)
+        got = self._model_parallel.get(key)
+        if got is None:
+            mw = self.microbatch_work(par, micro, n_s - n_moe, n_moe, last)
+            tp_s, cp_s, ep_s, pp_s = _model_parallel_times(self, par, micro, lay, n_s, n_moe, mw)
+            got = self._model_parallel[key] = (mw, tp_s, cp_s, ep_s, pp_s, mw.compute + tp_s + cp_s + ep_s + pp_s)
+        return got
+
+    def model_states(self, par: Parallel, sh: "StageShape") -> tuple[float, float, float, float]:
+        """A stage's weights, gradients, optimizer states and ZeRO-3 buffers, bytes (:func:`_model_states`;
+        cached: the same whatever the microbatch, interleaving, recomputation and sequence parallelism)."""
+        key = (par.zero, par.data, par.context, par.expert, sh.dense_params, sh.expert_params,
+               sh.largest_layer_params)
+        got = self._states.get(key)
+        if got is None:
+            got = self._states[key] = _model_states(self, par, sh)
+        return got
+
+    def data_parallel(self, par: Parallel, lay: "Layout", sh: "StageShape") -> "_DataParallel":
+        """A stage's data-parallel transfers and optimizer step (:func:`_data_parallel`; cached: the same
+        whatever the microbatch, interleaving and sequence parallelism)."""
+        key = (par.zero, par.zero3_gather, par.recompute == "full", par.data, par.tensor, par.pipeline, par.context,
+               par.expert, sh.layers, sh.dense_params, sh.expert_params)
+        got = self._data_parallel.get(key)
+        if got is None:
+            got = self._data_parallel[key] = _data_parallel(self, par, lay, sh)
+        return got
 
 
 def workload(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-adam",
@@ -487,6 +556,8 @@ class Arrangement:
     representative: tuple[int, ...]  #: per stage, the earliest stage of the same kind (same time; more in flight)
     per_layer: tuple[float, float, float, float]  #: dense layer, MoE layer's attention, its experts, largest layer
     ends: tuple[float, float]  #: weights of the first stage's embedding and of the last stage's norm and head
+    kinds: tuple[int, ...]  #: the representative stages, ascending: the stages an estimate costs
+    most_layers: int  #: the most layers a stage holds
     _shapes: dict  #: stage → StageShape, made when first asked for
 
     def shape(self, s: int) -> StageShape:
@@ -529,7 +600,7 @@ def _arrange(w: Workload, par: Parallel) -> Arrangement:
     first_of: dict[tuple, int] = {}
     rep = tuple(first_of.setdefault((lay.stage_layers[s], moe[s], s == 0, s == p - 1), s) for s in range(p))
     return Arrangement(lay, moe, rep, (attn_dense + mlp_dense, attn_moe, local * expert_mlp, largest),
-                       (first, last), {})
+                       (first, last), tuple(sorted(set(rep))), max(lay.stage_layers), {})
 
 
 # ---------------------------------------------------------------------------- 2. stage cost
@@ -624,11 +695,10 @@ def _dp_axes(lay: Layout, par: Parallel, expert: bool) -> tuple[tuple[int, int],
     return tuple(a for a in axes if a[1] > 1) or ((1, 1),)
 
 
-def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageShape) -> tuple[float, ...]:
-    """(params, grads, optimizer, activations, ZeRO-3 buffers) bytes of one device of stage ``sh``."""
-    m, prec = w.m, w.prec
-    t, p, c, e, v, z = par.tensor, par.pipeline, par.context, par.expert, par.interleave, par.zero
-    sp = par.sequence_parallel and t > 1
+def _model_states(w: Workload, par: Parallel, sh: StageShape) -> tuple[float, float, float, float]:
+    """(params, grads, optimizer, ZeRO-3 buffers) bytes of one device of stage ``sh``: each weight's states
+    sharded over its data-parallel group from the ZeRO stage that shards them."""
+    prec, c, e, z = w.prec, par.context, par.expert, par.zero
     n_dp, n_edp = par.data * c * e, par.data * c
     dense, experts = sh.dense_params, sh.expert_params
     pb = prec.param_bytes
@@ -636,6 +706,15 @@ def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageSha
     grads_b = prec.grad_bytes * (dense / (n_dp if z >= 2 else 1) + experts / (n_edp if z >= 2 else 1))
     opt_b = prec.optimizer_bytes * (dense / (n_dp if z >= 1 else 1) + experts / (n_edp if z >= 1 else 1))
     buffers = ZERO3_LIVE_LAYERS * sh.largest_layer_params * pb if z >= 3 else 0.0
+    return params_b, grads_b, opt_b, buffers
+
+
+def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageShape) -> tuple[float, ...]:
+    """(params, grads, optimizer, activations, ZeRO-3 buffers) bytes of one device of stage ``sh``."""
+    m, prec = w.m, w.prec
+    t, p, c, v = par.tensor, par.pipeline, par.context, par.interleave
+    sp = par.sequence_parallel and t > 1
+    params_b, grads_b, opt_b, buffers = w.model_states(par, sh)
     act_dense, act_moe, working = w.activations(micro, t, sp, c, par.recompute)
     chunks = in_flight_chunks(sh.stage, p, mbs, v)
     acts = chunks / v * ((sh.layers - sh.moe_layers) * act_dense + sh.moe_layers * act_moe) + working
@@ -724,20 +803,60 @@ def _over_dp(w: Workload, par: Parallel, lay, n_s: int) -> Callable[..., float]:
     return over_dp
 
 
-def _zero_time(par: Parallel, over_dp: Callable[..., float], dense: float, experts: float, n_s: int,
-               mw: _MicrobatchWork, pb: float, gb: float) -> float:
+@dataclass(frozen=True, slots=True)
+class _DataParallel:
+    """One stage's data-parallel transfers, whole (before any overlap), and its optimizer step (seconds)."""
+
+    grad_reduce: float  #: ZeRO 0-1: the gradients' all-reduce (reduce-scatter) after the last microbatch
+    param_gather: float  #: ZeRO 1-2: the all-gather of the updated weights
+    zero_reduce: float  #: ZeRO 2-3: the per-microbatch reduce-scatter of the gradients, by layer
+    zero_gather: float  #: ZeRO-3: the per-microbatch all-gather of the weights, by layer
+    zero_regather: float  #: ZeRO-3 gathering each tensor again in a recomputed forward
+    optimizer: float
+
+
+def _data_parallel(w: Workload, par: Parallel, lay, sh: StageShape) -> _DataParallel:
+    """What :func:`stage_cost` needs of a stage's DP group: each transfer over each weight's DP group, whole."""
+    z, n_s, dense, experts = par.zero, sh.layers, sh.dense_params, sh.expert_params
+    pb, gb = w.prec.param_bytes, w.prec.grad_bytes
+    over_dp = _over_dp(w, par, lay, n_s)
+    rs = ag = regather = reduce_s = gather = 0.0
+    if z >= 2:
+        rs = over_dp("reduce-scatter", gb * dense, gb * experts, per_layer=True)
+    if z == 3:
+        ag = over_dp("all-gather", pb * dense, pb * experts, per_layer=True)
+        regather = ag if (par.zero3_gather == "tensor" and par.recompute == "full") else 0.0
+    if z <= 1:
+        reduce_s = over_dp("all-reduce" if z == 0 else "reduce-scatter", gb * dense, gb * experts)
+    if z in (1, 2):
+        gather = over_dp("all-gather", pb * dense, pb * experts)
+    n_dp, n_edp = par.data * par.context * par.expert, par.data * par.context
+    shard = dense / (n_dp if z >= 1 else 1) + experts / (n_edp if z >= 1 else 1)
+    opt_s = optimizer_time(w.hw, shard, pb, gb, w.prec.optimizer_bytes)
+    return _DataParallel(reduce_s, gather, rs, ag, regather, opt_s)
+
+
+def _zero_time(par: Parallel, dp: _DataParallel, n_s: int, mw: _MicrobatchWork) -> float:
     """ZeRO-2/3's per-microbatch gradient reduce-scatter (and ZeRO-3's parameter gathers), exposed part."""
     z = par.zero
     if z < 2:
         return 0.0
-    rs = over_dp("reduce-scatter", gb * dense, gb * experts, per_layer=True)
+    rs = dp.zero_reduce
     if z == 2:
         return _overlapped(rs, mw.backward, mw.slowdown)
     # prefetched one layer ahead: the first layer's gather is exposed, the rest hide behind compute
-    ag = over_dp("all-gather", pb * dense, pb * experts, per_layer=True)
-    regather = ag if (par.zero3_gather == "tensor" and par.recompute == "full") else 0.0
+    ag = dp.zero_gather
     return ag / max(1, n_s) + _overlapped(ag, mw.compute - mw.backward, mw.slowdown) \
-        + _overlapped(ag + regather + rs, mw.backward, mw.slowdown)
+        + _overlapped(ag + dp.zero_regather + rs, mw.backward, mw.slowdown)
+
+
+def _microbatch_time(w: Workload, par: Parallel, micro: int, arr: Arrangement, s: int) -> tuple:
+    """(shape, work, TP, CP, EP, PP, ZeRO, total) of stage ``s`` for one microbatch (seconds)."""
+    sh = arr.shape(s)
+    mw, tp_s, cp_s, ep_s, pp_s, busy = w.model_parallel(par, micro, arr.layout, sh.layers, sh.moe_layers,
+                                                        s == par.pipeline - 1)
+    z_s = _zero_time(par, w.data_parallel(par, arr.layout, sh), sh.layers, mw) if par.zero >= 2 else 0.0
+    return sh, mw, tp_s, cp_s, ep_s, pp_s, z_s, busy + z_s
 
 
 def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangement, s: int) -> StageCost:
@@ -747,33 +866,25 @@ def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangemen
     :func:`_zero_time`); after the last microbatch: the gradient reduction, the optimizer step and
     ZeRO-1/2's parameter gather (the *tail*).
     """
-    hw, prec, z = w.hw, w.prec, par.zero
-    sh, lay = arr.shape(s), arr.layout
-    n_s, n_moe = sh.layers, sh.moe_layers
-    dense, experts = sh.dense_params, sh.expert_params
+    z = par.zero
+    sh, mw, tp_s, cp_s, ep_s, pp_s, z_s, t_mb = _microbatch_time(w, par, micro, arr, s)
+    dp = w.data_parallel(par, arr.layout, sh)
     params_b, grads_b, opt_b, acts, buffers = _stage_memory(w, par, micro, mbs, sh)
-    mw = _microbatch_work(w, par, micro, n_s - n_moe, n_moe, s == par.pipeline - 1)
-    tp_s, cp_s, ep_s, pp_s = _model_parallel_times(w, par, micro, lay, n_s, n_moe, mw)
-    pb, gb = prec.param_bytes, prec.grad_bytes
-    over_dp = _over_dp(w, par, lay, n_s)
-    z_s = _zero_time(par, over_dp, dense, experts, n_s, mw, pb, gb)
-    t_mb = mw.compute + tp_s + cp_s + ep_s + pp_s + z_s
 
     # after the last microbatch
     reduce_s = reduce_exposed = gather_exposed = 0.0
     if z <= 1:
-        reduce_s = over_dp("all-reduce" if z == 0 else "reduce-scatter", gb * dense, gb * experts)
+        reduce_s = dp.grad_reduce
         reduce_exposed = _overlapped(reduce_s, mw.backward, mw.slowdown) if par.overlap_grad_reduce else reduce_s
     if z in (1, 2):
-        gather = over_dp("all-gather", pb * dense, pb * experts)
+        gather = dp.param_gather
         gather_exposed = _overlapped(gather, mw.compute - mw.backward, mw.slowdown) if par.overlap_param_gather \
             else gather
-    n_dp, n_edp = par.data * par.context * par.expert, par.data * par.context
-    shard = dense / (n_dp if z >= 1 else 1) + experts / (n_edp if z >= 1 else 1)
-    opt_s = optimizer_time(hw, shard, pb, gb, prec.optimizer_bytes)
+    opt_s = dp.optimizer
     tail = reduce_exposed + opt_s + gather_exposed
-    return StageCost(s, n_s, n_moe, dense, experts, params_b, grads_b, opt_b, acts, buffers, mw.compute, tp_s, cp_s,
-                     ep_s, pp_s, z_s, t_mb, reduce_s, reduce_exposed, opt_s, gather_exposed, tail)
+    return StageCost(s, sh.layers, sh.moe_layers, sh.dense_params, sh.expert_params, params_b, grads_b, opt_b, acts,
+                     buffers, mw.compute, tp_s, cp_s, ep_s, pp_s, z_s, t_mb, reduce_s, reduce_exposed, opt_s,
+                     gather_exposed, tail)
 
 
 # ---------------------------------------------------------------------------- 4. estimate
@@ -813,12 +924,21 @@ class DeviceMemory:
     stage: int  #: the most loaded stage
 
 
+def binding_term(terms: tuple[float, ...]) -> str:
+    """The largest of a stage's (params, grads, optimizer, activations, buffers) bytes, by name.
+
+    >>> binding_term((1.0, 1.0, 6.0, 9.0, 0.0))
+    'activations'
+    """
+    return max(zip(terms, _TERMS))[1]
+
+
 def _device_memory(stage: int, terms: tuple[float, ...], hw: Hardware) -> DeviceMemory:
     params, grads, opt, acts, buffers = terms
     total = fsum(terms) + hw.reserve_bytes
     return DeviceMemory(params, grads, opt, params + grads + opt, acts, buffers, hw.reserve_bytes, total, total / GB,
                         total / GIB, hw.memory_bytes, hw.memory_bytes / GIB, hw.memory_bytes - total,
-                        total <= hw.memory_bytes, max(zip(terms, _TERMS))[1], stage)
+                        total <= hw.memory_bytes, binding_term(terms), stage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -847,14 +967,31 @@ def memory(w: Workload, par: Parallel, micro_batch: int, microbatches: int | Non
     >>> round(memory(w, parallel(data=8, tensor=8, zero=1, sequence_parallel=True), 1).total_gib, 2)
     12.16
     """
+    _, stage, terms = memory_total(w, par, micro_batch, microbatches)
+    return _device_memory(stage, terms, w.hw)
+
+
+def memory_total(w: Workload, par: Parallel, micro_batch: int,
+                 microbatches: int | None = None) -> tuple[float, int, tuple[float, ...]]:
+    """``(total bytes, stage, terms)`` of :func:`memory`'s most loaded device, without the rest of its
+    result: what a search that refuses most splits for memory needs. ``total`` is ``memory().total_bytes``
+    (the reserve included); ``terms`` are its (params, grads, optimizer, activations, buffers) bytes.
+
+    >>> from calc.model import model
+    >>> w = workload(model(32, 4096, 32, 128256, 8192), 512, hardware(64, profile_name="h100-sxm5-80gb"))
+    >>> par = parallel(data=8, tensor=8, zero=1)
+    >>> memory_total(w, par, 1)[0] == memory(w, par, 1).total_bytes
+    True
+    """
     mbs = microbatches or check_combination(w.m, micro_batch, w.global_batch, w.hw, par)
     arr = w.arrangement(par)
     best, heaviest = -1.0, None
-    for s in sorted(set(arr.representative)):
+    for s in arr.kinds:
         terms = _stage_memory(w, par, micro_batch, mbs, arr.shape(s))
-        if fsum(terms) > best:
-            best, heaviest = fsum(terms), (s, terms)
-    return _device_memory(heaviest[0], heaviest[1], w.hw)
+        total = fsum(terms)
+        if total > best:
+            best, heaviest = total, (s, terms)
+    return fsum(heaviest[1]) + w.hw.reserve_bytes, heaviest[0], heaviest[1]
 
 
 def step_floor(w: Workload, par: Parallel, micro_batch: int, microbatches: int) -> float:
@@ -874,7 +1011,26 @@ def step_floor(w: Workload, par: Parallel, micro_batch: int, microbatches: int) 
         one = (w.collective("all-gather", tp, n) + w.collective("reduce-scatter", tp, n)) if sp else \
             w.collective("all-reduce", tp, n)
         per_layer += TP_CALLS[par.recompute] * one
-    return microbatches * max(w.arrangement(par).layout.stage_layers) * per_layer
+    return microbatches * w.arrangement(par).most_layers * per_layer
+
+
+def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int) -> float:
+    """``m × t_max``, the first term of :func:`estimate`'s step: a lower bound of the step time (s) for a search.
+
+    It is computed by the same operations as in :func:`estimate`, which adds to it only terms that are
+    never negative (the bubble, the tail, the tied embedding's gradients), so the step is never below it,
+    in floating point too. It costs neither memory nor the tail, so a search that already holds enough
+    faster plans can skip the rest of a split this bound shows slower than all of them.
+
+    >>> from calc.model import model
+    >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
+    >>> w = workload(llama, 512, hardware(64, profile_name="h100-sxm5-80gb"))
+    >>> par = parallel(data=2, tensor=8, pipeline=4, zero=1)
+    >>> step_bound(w, par, 1, 256) <= estimate(w, par, 1).step_time_s
+    True
+    """
+    arr = w.arrangement(par)
+    return microbatches * max(_microbatch_time(w, par, micro_batch, arr, s)[-1] for s in arr.kinds)
 
 
 def estimate(w: Workload, par: Parallel, micro_batch: int, every_stage: bool = False,
@@ -898,7 +1054,7 @@ def estimate(w: Workload, par: Parallel, micro_batch: int, every_stage: bool = F
     mbs = microbatches or check_combination(w.m, micro_batch, w.global_batch, w.hw, par)
     p, v = par.pipeline, par.interleave
     arr = w.arrangement(par)
-    visit = range(p) if every_stage else sorted(set(arr.representative))
+    visit = range(p) if every_stage else arr.kinds
     costed = {s: stage_cost(w, par, micro_batch, mbs, arr, s) for s in visit}
     times = [costed[s if every_stage else arr.representative[s]].time_per_microbatch_s for s in range(p)]
     slow = max(costed.values(), key=lambda sc: sc.time_per_microbatch_s)

@@ -30,14 +30,16 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
+from functools import partial
 
 from .check import count
 from .errors import CalcError
 from .hardware import GIB
 from .model import FLASH, Model
 from .pipeline import stage_layers as _even_stage_layers
-from .plan import Parallel, assemble, estimate, memory, step_floor, workload
+from .plan import (Parallel, assemble, binding_term, check_combination, estimate, interleave_room, memory_total,
+                   step_bound, step_floor, workload)
 from .hardware import Hardware
 
 __all__ = ["SearchResult", "search", "MAX_TOP", "MAX_CONFIGURATIONS", "SEARCHED"]
@@ -80,11 +82,13 @@ class SearchResult:
 
 
 def _divisors(n: int, limit: int | None = None) -> list[int]:
-    """The divisors of ``n`` up to ``limit``, ascending, found in O(√n).
+    """The divisors of ``n`` up to ``limit``, ascending, found in O(min(√n, limit)).
 
-    >>> _divisors(12), _divisors(12, 4)
-    ([1, 2, 3, 4, 6, 12], [1, 2, 3, 4])
+    >>> _divisors(12), _divisors(12, 4), _divisors(10**12, 5)
+    ([1, 2, 3, 4, 6, 12], [1, 2, 3, 4], [1, 2, 4, 5])
     """
+    if limit is not None and limit * limit < n:  # fewer steps up to the limit than up to √n
+        return [k for k in range(1, limit + 1) if n % k == 0]
     small, large = [], []
     k = 1
     while k * k <= n:
@@ -208,6 +212,11 @@ def search(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-ada
     if unknown:
         name = sorted(unknown)[0]
         raise CalcError(name, "an axis of the search (" + ", ".join(SEARCHED + _SCHEDULE) + ")", fixed[name])
+    if fixed.get("stage_layers") is not None:  # a split of the layers fixes the number of stages
+        stages = len(fixed["stage_layers"])
+        if fixed.setdefault("pipeline", stages) != stages:
+            raise CalcError("stage_layers", f"one entry per pipeline stage (pipeline {fixed['pipeline']})",
+                            list(fixed["stage_layers"]))
     return _Search(w, n_top, max_b, fixed).run()
 
 
@@ -248,6 +257,11 @@ class _Search:
         m, hw, gb = self.w.m, self.w.hw, self.w.global_batch
         g = hw.gpus
         stage_counts = _divisors(g, min(m.layers, _PIPELINE_MAX))
+        if self.fixed.get("pipeline", 1) not in stage_counts:
+            p = self.fixed["pipeline"]
+            self.refuse("combination", f"pipeline_parallel must divide the GPUs and be at most the layers (and "
+                        f"{_PIPELINE_MAX})", {"pipeline": p}, f"pipeline_parallel ({p}) does not divide gpus ({g}) or "
+                        f"is more than {min(m.layers, _PIPELINE_MAX)}")
         tensors = [t for t in _divisors(min(hw.gpus_per_node, g))
                    if not (m.heads % t or m.ffn_hidden % t or (m.kv_heads % t and t % m.kv_heads))]
         for t, e, c in itertools.product(self.axis("tensor", tensors), self.axis("expert", _divisors(m.experts)),
@@ -277,18 +291,26 @@ class _Search:
         for z, sp, recompute, split in itertools.product(
                 self.axis("zero", [0, 1, 2, 3]), self.axis("sequence_parallel", sps),
                 self.axis("recompute", recomputes), layer_splits):
-            self.micro_batches(Parallel(d, t, p, c, e, z, sp, recompute, 1, split, **self.schedule))
+            self.micro_batches(partial(Parallel, d, t, p, c, e, z, sp, recompute, stage_layers=split,
+                                       **self.schedule))
             if self.capped:
                 return
 
-    def micro_batches(self, base: Parallel) -> None:
-        """Each microbatch size and interleaving of one split; larger sizes refused once one does not fit."""
+    def micro_batches(self, split) -> None:
+        """Each microbatch size and interleaving of one split (``split(v)`` makes it with ``v`` chunks per stage);
+        larger sizes refused once one does not fit."""
         m, gb = self.w.m, self.w.global_batch
+        base = split(1)
         t, p, c, e, d = base.tensor, base.pipeline, base.context, base.expert, base.data
         per_replica = gb // (d * e)
         micros = self.axis("micro_batch", _divisors(per_replica, self.max_b))
-        per_stage = base.stage_layers or _even_stage_layers(m.layers, p)
-        room = min(n + (1 if s in (0, p - 1) else 0) for s, n in enumerate(per_stage))
+        room = interleave_room(base.stage_layers or _even_stage_layers(m.layers, p))
+        splits = {1: base}  # each interleaving made once for every microbatch size
+        # For v > 1, memory_total() checks the combination first (check_combination). With the interleaving searched,
+        # the filters here pass its rules that depend on v and the microbatch (v <= room, m a multiple of p, b
+        # dividing the batch), so every v > 1 and microbatch of this split gets the same verdict: found by the
+        # first, then reused. With it fixed, each is checked.
+        verdict = None if "interleave" in self.fixed else {}
         for i, b in enumerate(micros):
             if per_replica % b:
                 self.refuse("combination", "global_batch is not a multiple of micro_batch × data × expert",
@@ -302,7 +324,8 @@ class _Search:
                 self.enumerated += len(vs)  # its compute alone is slower than every plan kept
                 self.pruned += len(vs)
                 continue
-            fits = [self.cost(replace(base, interleave=v), b, mbs) for v in vs if not self.full()]
+            fits = [self.cost(splits.get(v) or splits.setdefault(v, split(v)), b, mbs, verdict) for v in vs
+                    if not self.full()]
             if self.capped:
                 return
             if not any(fits) and i + 1 < len(micros) and "interleave" not in self.fixed:
@@ -314,25 +337,45 @@ class _Search:
                             "need more memory", n=len(larger))
                 return
 
-    def cost(self, par: Parallel, b: int, mbs: int) -> bool:
-        """Check, then time a configuration that fits; keep it if it is among the fastest. True if it fits."""
-        hw = self.w.hw
+    def cost(self, par: Parallel, b: int, mbs: int, verdict: dict | None = None) -> bool:
+        """Check, then time a configuration that fits; keep it if it is among the fastest. True if it fits.
+
+        ``verdict``, when given, holds (under ``"v"``) the outcome of :func:`calc.plan.check_combination` shared
+        by this split's interleaved configurations: None (it passes) or its CalcError.
+        """
+        w = self.w
+        hw = w.hw
         self.enumerated += 1
-        try:
-            mem = memory(self.w, par, b, mbs if par.interleave == 1 else None)
-        except CalcError as err:
-            self.refusals.add("combination", err.rule, _plain(par) | {"micro_batch": b}, str(err))
+        checked, err = mbs if par.interleave == 1 else None, None
+        if checked is None and verdict is not None:
+            if "v" not in verdict:
+                try:
+                    check_combination(w.m, b, w.global_batch, hw, par)
+                    verdict["v"] = None
+                except CalcError as refused:
+                    verdict["v"] = refused
+            checked, err = mbs, verdict["v"]
+        if err is None:
+            try:
+                total, stage, terms = memory_total(w, par, b, checked)
+            except CalcError as refused:
+                err = refused
+        if err is not None:
+            self.refusals.add("combination", err.rule, lambda: _plain(par) | {"micro_batch": b}, lambda: str(err))
             return False
-        if not mem.fits:
-            self.refusals.add("memory", f"does not fit (largest term: {mem.binding_term})",
+        if not total <= hw.memory_bytes:  # as memory().fits
+            binding = binding_term(terms)
+            self.refusals.add("memory", f"does not fit (largest term: {binding})",
                               lambda: _plain(par) | {"micro_batch": b},
-                              lambda: f"needs {mem.total_bytes / GIB:.1f} GiB on stage {mem.stage} > "
-                              f"{hw.memory_bytes / GIB:.1f} GiB (largest term: {mem.binding_term}; reserve "
+                              lambda: f"needs {total / GIB:.1f} GiB on stage {stage} > "
+                              f"{hw.memory_bytes / GIB:.1f} GiB (largest term: {binding}; reserve "
                               f"{hw.reserve_bytes / GIB:.3g} GiB included)")
             return False
         self.feasible += 1
-        est = estimate(self.w, par, b, microbatches=mbs)
-        item = (-est.step_time_s, -mem.total_bytes, -next(self.serial), par, b)
+        if len(self.best) == self.n_top and step_bound(w, par, b, mbs) > -self.best[0][0]:
+            return True  # it fits, but its step is slower than every plan kept: it would not be kept either
+        est = estimate(w, par, b, microbatches=mbs)
+        item = (-est.step_time_s, -total, -next(self.serial), par, b)
         if len(self.best) < self.n_top:
             heapq.heappush(self.best, item)
         elif item > self.best[0]:

@@ -87,3 +87,36 @@ def test_bad_arguments(kwargs, message):
     with pytest.raises(CalcError) as info:
         infer_search(LLAMA70, serving(8, 2048, 512), NODE, **kwargs)
     assert str(info.value).startswith(message)
+
+
+def test_the_default_budget_leaves_a_large_cluster_whole():
+    """Llama-3 70B on 16,384 GPUs under a latency bound is searched in full: no split is left uncosted."""
+    r = infer_search(LLAMA70, serving(32, 2048, 512), hardware(16384, profile_name="h100-sxm5-80gb"),
+                     max_latency=0.05)
+    assert r.plans and all(g["kind"] != "budget" for g in r.refused_summary)
+
+
+@pytest.mark.parametrize("bound", [None, 0.05])
+def test_a_spent_budget_counts_the_splits_left_under_one_rule(monkeypatch, bound):
+    """Once the budget is spent the rest are not costed: one rule counts them, with the first as example;
+    what was costed before is kept, and every split is either kept or refused."""
+    hw = hardware(1024, profile_name="h100-sxm5-80gb")
+    whole = infer_search(LLAMA70, serving(32, 2048, 512), hw, max_latency=bound, top=100)
+    monkeypatch.setitem(infer_search.__globals__, "MAX_WORK", 300)  # tests/test_hooks_entry.py imports calc afresh
+    cut = infer_search(LLAMA70, serving(32, 2048, 512), hw, max_latency=bound, top=100)
+    (budget,) = [g for g in cut.refused_summary if g["kind"] == "budget"]
+    assert "budget of 300 stage costings" in budget["rule"] and "fix tensor, pipeline or expert" in budget["rule"]
+    assert budget["example"]["reason"] == f"the budget ran out with {budget['count']} splits left, this one first"
+    assert cut.feasible + cut.refused_count == whole.feasible + whole.refused_count
+    assert 0 < budget["count"] < whole.feasible + whole.refused_count
+    assert {tuple(p["parallel"].values()) for p in cut.plans} < {tuple(p["parallel"].values()) for p in whole.plans}
+
+
+def test_an_enormous_serving_space_is_bounded_and_says_how_to_search_it():
+    """Valid values near the limits (7,560 layers, 83,160 experts, 8,648,640 GPUs, 6,656 splits with the experts
+    fixed): the search stops at its budget and names the axes to fix, instead of running for minutes."""
+    huge = model(7560, 5040, 5040, 1000, 2520, experts=83160, top_k=1)
+    hw = hardware(8_648_640, profile_name="h100-sxm5-80gb", gpus_per_node=720)
+    r = infer_search(huge, serving(32, 2048, 512), hw, fixed={"expert": 1})
+    (budget,) = [g for g in r.refused_summary if g["kind"] == "budget"]
+    assert r.feasible + r.refused_count == 6656 and budget["count"] > 6000

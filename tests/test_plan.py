@@ -18,8 +18,10 @@ from calc.plan import (
     estimate,
     layout,
     memory,
+    memory_total,
     parallel,
     plan,
+    step_bound,
     step_floor,
     workload,
 )
@@ -206,6 +208,55 @@ def test_step_floor_is_below_the_step():
     for par in (parallel(8, 8, sequence_parallel=True), parallel(4, 4, 4, interleave=2), parallel(64, zero=3)):
         e = estimate(w, par, 1)
         assert step_floor(w, par, 1, e.microbatches_per_step) <= e.step_time_s
+
+
+#: Splits of Llama-3 8B on 64 GPUs that differ from each other in one axis at a time (and an MoE model's).
+_VARIED = (parallel(8, 8, sequence_parallel=True), parallel(8, 8, sequence_parallel=True, zero=1),
+           parallel(8, 8, sequence_parallel=True, zero=2), parallel(8, 8, sequence_parallel=True, zero=3),
+           parallel(8, 8, sequence_parallel=True, zero=3, zero3_gather="tensor"),
+           parallel(8, 8, sequence_parallel=True, zero=3, zero3_gather="tensor", recompute="full"),
+           parallel(8, 8, zero=3, recompute="full"), parallel(4, 4, 4, interleave=2), parallel(4, 4, 4),
+           parallel(4, 4, 4, zero=1, tp_comm_overlap=True), parallel(4, 4, 4, zero=1, overlap_grad_reduce=False),
+           parallel(4, 4, 4, zero=1, overlap_param_gather=True), parallel(4, 4, 4, stage_layers=[7, 9, 9, 7]),
+           parallel(2, 8, 4, zero=2, interleave=4), parallel(16, 4, zero=1), parallel(4, 8, context=2),
+           parallel(64, zero=3))
+
+
+@pytest.mark.parametrize("micro", [1, 2])
+def test_step_bound_is_never_above_the_step(micro):
+    """The search's bound after the memory check (m × the slowest stage's time) never exceeds the step, to the bit."""
+    w = workload(LLAMA, 512, HW)
+    for par in _VARIED:
+        e = estimate(w, par, micro)
+        assert step_bound(w, par, micro, e.microbatches_per_step) <= e.step_time_s
+        assert step_bound(w, par, micro, e.microbatches_per_step) == e.microbatches_per_step * max(
+            sc.time_per_microbatch_s for sc in e.stages)
+
+
+def test_memory_total_is_memory_s_total_stage_and_terms():
+    """What the search reads for each split (memory_total) is memory()'s total, most loaded stage and terms."""
+    w = workload(LLAMA, 512, HW)
+    for par in _VARIED:
+        mem = memory(w, par, 2)
+        total, stage, terms = memory_total(w, par, 2)
+        assert (total, stage) == (mem.total_bytes, mem.stage)
+        assert terms == (mem.params_bytes, mem.grads_bytes, mem.optimizer_bytes, mem.activations_bytes,
+                         mem.buffers_bytes)
+
+
+def test_a_workload_answers_each_split_as_a_fresh_one_would():
+    """The Workload's caches are keyed on what each part depends on: whatever was costed before on the same
+    Workload, and in whichever order, every split's estimate and plan are those of a fresh Workload."""
+    moe = model(16, 2048, 16, 32000, 4096, experts=8, top_k=2, moe_layer_freq=2)
+    for m, splits in ((LLAMA, _VARIED), (moe, (parallel(8, 2, 4, expert=1), parallel(4, 2, 4, expert=2),
+                                                parallel(4, 2, 4, expert=2, zero=3), parallel(4, 2, 4, expert=2,
+                                                                                             interleave=2)))):
+        shared = workload(m, 512, HW)
+        for micro in (1, 2):
+            for par in splits + splits[::-1]:
+                fresh = workload(m, 512, HW)
+                assert estimate(shared, par, micro) == estimate(fresh, par, micro)
+                assert estimate(shared, par, micro, every_stage=True) == estimate(fresh, par, micro, every_stage=True)
 
 
 def test_flash_attention_keeps_full_recomputation_below_selective_at_long_context():

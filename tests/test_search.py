@@ -48,6 +48,43 @@ def test_pruning_keeps_the_same_winners(everything):
     assert [p["step_time_s"] for p in small.plans] == [p["step_time_s"] for p in everything.plans[:10]]
 
 
+@pytest.mark.parametrize("m, gpus, batch", [(LLAMA, 64, 512), (model(24, 2048, 16, 32000, 2048, experts=4, top_k=2), 16, 64)])
+def test_the_bound_after_the_memory_check_changes_no_answer(monkeypatch, m, gpus, batch):
+    """Splits that fit but whose m × t_max is already slower than every plan kept are not costed further;
+    the result, counts and refusals included, is what costing every one of them gives."""
+    names = search.__globals__  # the module search runs in (tests/test_hooks_entry.py imports calc afresh)
+    hw = hardware(gpus, profile_name="h100-sxm5-80gb")
+    costed = []
+    estimate = names["estimate"]
+    monkeypatch.setitem(names, "estimate", lambda *a, **k: costed.append(1) or estimate(*a, **k))
+    fast = search(m, batch, hw, top=10)
+    skipped = fast.feasible - len(costed)
+    monkeypatch.setitem(names, "step_bound", lambda *a: 0.0)
+    assert search(m, batch, hw, top=10) == fast and costed and skipped > fast.feasible // 2
+
+
+@pytest.mark.parametrize("m, gpus, batch", [(LLAMA, 64, 512), (model(24, 2048, 16, 32000, 2048, experts=4, top_k=2), 16, 64)])
+def test_interleaved_configurations_share_their_split_s_check_soundly(monkeypatch, m, gpus, batch):
+    """A split's interleaved configurations are checked once (check_combination's rules that depend on the
+    interleaving and the microbatch are the search's own filters); every one then costed passes the check."""
+    names = search.__globals__  # the module search runs in (tests/test_hooks_entry.py imports calc afresh)
+    hw = hardware(gpus, profile_name="h100-sxm5-80gb")
+    checks, unchecked = [], []
+    check = names["check_combination"]
+    monkeypatch.setitem(names, "check_combination", lambda *a: checks.append(1) or check(*a))
+    total = names["memory_total"]
+
+    def memory_total(w, par, b, microbatches=None):
+        if par.interleave > 1 and microbatches is not None:
+            unchecked.append(1)
+            assert check(w.m, b, w.global_batch, w.hw, par) == microbatches
+        return total(w, par, b, microbatches)
+
+    monkeypatch.setitem(names, "memory_total", memory_total)
+    r = search(m, batch, hw, top=10)
+    assert len(unchecked) > 2 * len(checks) > 0 and r.plans
+
+
 @pytest.mark.parametrize("index", [0, 1, 7, -1])
 def test_search_costs_agree_with_plan(everything, index):
     """A plan found by the search costs the same when planned directly (the search's stage shortcut is exact)."""
@@ -113,6 +150,22 @@ def test_fixed_micro_batch():
     """micro_batch fixes the microbatch size."""
     r = search(LLAMA, 512, HW, top=50, micro_batch=2)
     assert {p["parallel"]["micro_batch"] for p in r.plans} == {2}
+
+
+def test_fixed_stage_layers_fix_the_number_of_stages():
+    """A fixed split of the layers fixes the pipeline degree (it is reported as fixed); one that disagrees with a
+    fixed pipeline degree is a CalcError naming both; one whose stage count does not divide the GPUs is refused."""
+    m = model(30, 1024, 16, 32000, 2048)
+    hw = hardware(8, profile_name="h100-sxm5-80gb")
+    r = search(m, 64, hw, top=1000, fixed={"stage_layers": (7, 8, 8, 7)})
+    assert r.plans and {p["parallel"]["pipeline"] for p in r.plans} == {4} and r.fixed["pipeline"] == 4
+    assert {tuple(p["parallel"]["stage_layers"]) for p in r.plans} == {(7, 8, 8, 7)}
+    with pytest.raises(CalcError) as e:
+        search(m, 64, hw, fixed={"stage_layers": (7, 8, 8, 7), "pipeline": 2})
+    assert str(e.value) == "stage_layers must be one entry per pipeline stage (pipeline 2), got [7, 8, 8, 7]"
+    r = search(m, 64, hw, fixed={"stage_layers": (10, 10, 10)})
+    assert r.plans == () and [x["rule"] for x in r.refused_summary] == [
+        "pipeline_parallel must divide the GPUs and be at most the layers (and 512)"]
 
 
 def test_uneven_stage_splits_are_tried():
