@@ -145,3 +145,25 @@ def test_serving_atlas_labels_are_12px_or_more_for_every_preset(browser, base_ur
         assert watch.errors == [] and watch.offsite == []
     finally:
         context.close()
+
+
+def test_atlas_on_a_phone_draws_after_the_split_and_before_the_results(browser, base_url, watch):
+    """At 375 px the drawing follows the split (two fields to a row) and the pin panel; the results come after
+    it, and hold nothing to focus, so the order of focus is still the order on screen."""
+    context = open_context(browser, base_url, watch, viewport={"width": 375, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(ATLAS)
+        calc = Calculator(page, "plan")
+        assert calc.wait_state("ready") == "ready", calc.status()
+        top = calc.root.evaluate("""(root) => Object.fromEntries(["calc__form", "pin", "tool__view", "calc__results"]
+          .map((c) => [c, root.querySelector(":scope > ." + c).getBoundingClientRect().top + scrollY]))""")
+        assert top["calc__form"] < top["pin"] < top["tool__view"] < top["calc__results"], top
+        focusable = calc.root.locator(".calc__results").locator("a, button, input, select, textarea, [tabindex]")
+        assert focusable.count() == 0
+        xs = calc.root.locator('.calc__form [name="data_parallel"], .calc__form [name="tensor_parallel"]')
+        left, right = (xs.nth(i).bounding_box() for i in range(2))
+        assert left["y"] == right["y"] and left["x"] + left["width"] < right["x"]  # two fields to a row
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    finally:
+        context.close()
