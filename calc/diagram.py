@@ -358,7 +358,7 @@ def _atlas_legend(g: _AtlasGrid, plan: dict, legend: list[tuple[int, dict]], y_r
     step = (f"Decode step (one token for each of the batch's sequences) {units.format_time(plan['decode_time_per_token_s'])}"
             if serving else f"Step {units.format_time(plan['step_time_s'])}")
     lines = _wrap(f"{step}; most loaded GPU (stage {mem['stage']}): {_bytes(mem['total_bytes'])} of "
-                  f"{_bytes(mem['capacity_bytes'])}{'' if mem['fits'] else ' — does not fit'}", 12, narrow)
+                  f"{_bytes(mem['capacity_bytes'])}{'' if mem['fits'] else ' — does not fit'}", 12, g.w - 20)
     items += _lines(10, y + 4, lines, "atlas-label")
     return items, y + 16 + 15 * (len(lines) - 1)
 

@@ -283,6 +283,8 @@ def test_tool_pages_use_the_width_fold_the_model_and_draw_12px_labels(browser, b
         page = context.new_page()
         for path in TOOLS:
             page.goto(path)
+            # a page with a mode switch (the atlas) shows one tool once calc-mode.mjs has run: wait for it
+            page.wait_for_function("() => !document.querySelector('[data-modes]')?.hidden")
             root = page.locator("[data-calc]:not([hidden])")  # the atlas: the mode shown (calc-mode.mjs)
             assert page.locator(".md-sidebar--primary").is_hidden(), path
             assert page.locator(".md-sidebar--secondary").is_hidden(), path
