@@ -13,7 +13,7 @@ from tests.browser.atlas_browser import Calculator, open_context
 
 from calc.api import evaluate
 from calc.diagram import atlas_layout
-from calc.presets import ATLAS_DEFAULT, INFERENCE_PRESETS, presets_for
+from calc.presets import ATLAS_DEFAULT, presets_for
 
 pytestmark = pytest.mark.browser
 
@@ -53,30 +53,41 @@ def expected_title(name: str) -> str:
     return atlas_layout(evaluate("plan", dict(PRESETS[name].inputs)))["title"]
 
 
-@pytest.mark.parametrize("width,fit", [(375, "narrow"), (1280, "wide")])
-def test_atlas_labels_are_12px_or_more_for_every_preset(browser, base_url, watch, width, fit):
-    """At 375 px the narrow atlas, at 1280 px the wide one, is shown for every preset, every label at
-    least 12 px as rendered and inside the drawing, and the page never scrolls sideways.
-    Its own context: the viewport is set before the first paint."""
+#: Every atlas drawing in the view (wide and narrow) carries the title: the preset's answer has been drawn.
+DRAWN = """([view, title]) => [...view.querySelectorAll("svg.draw")].filter((svg) => svg.querySelector(".atlas-fit"))
+  .every((svg) => svg.querySelector(":scope > title").textContent === title)"""
+
+
+def every_preset_readable(browser, base_url, watch, path: str, command: str, uid: str | None, width: int,
+                          fit: str) -> None:
+    """Load each of ``command``'s presets in the tool at ``path``: the layout that fits ``width`` is the one
+    shown, with the preset's title, every label at least 12 px and inside the drawing, and the page never
+    scrolls sideways. Its own context: the viewport is set before the first paint."""
     context = open_context(browser, base_url, watch, viewport={"width": width, "height": 800})
     try:
         page = context.new_page()
-        page.goto(ATLAS)
-        calc = Calculator(page, "plan")
+        page.goto(path)
+        calc = Calculator(page, command, uid)
         assert calc.wait_state("ready") == "ready", calc.status()
-        for name in PRESETS:
+        for name, preset in presets_for(command).items():
+            title = atlas_layout(evaluate(command, dict(preset.inputs)))["title"]
             calc.root.locator(f'[data-preset="{name}"]').click()
-            page.wait_for_function("([view, title]) => [...view.querySelectorAll('svg.draw > title')]"
-                                   ".every((t) => t.textContent === title)",
-                                   arg=[calc.root.locator("[data-view]").element_handle(), expected_title(name)])
+            page.wait_for_function(DRAWN, arg=[calc.root.locator("[data-view]").element_handle(), title])
             assert calc.wait_state("ready") == "ready", (name, calc.status())
             d = shown(calc)
-            assert d["fit"] == f"atlas-fit atlas-fit--{fit}", name
+            assert d["fit"] == f"atlas-fit atlas-fit--{fit}" and d["title"] == title, name
             assert 12 <= min(d["px"]) and max(d["px"]) < 60, (name, min(d["px"]), max(d["px"]))
             assert page.evaluate("document.documentElement.scrollWidth") <= width, name
         assert watch.errors == [] and watch.offsite == []
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width,fit", [(375, "narrow"), (1280, "wide")])
+def test_atlas_labels_are_12px_or_more_for_every_preset(browser, base_url, watch, width, fit):
+    """At 375 px the narrow atlas, at 1280 px the wide one, is shown for every preset, every label at
+    least 12 px as rendered and inside the drawing, and the page never scrolls sideways."""
+    every_preset_readable(browser, base_url, watch, ATLAS, "plan", None, width, fit)
 
 
 def test_atlas_labels_are_12px_at_375_without_javascript(browser, base_url, watch):
@@ -125,26 +136,7 @@ def test_atlas_drawing_starts_on_the_first_screen_at_1280x800(browser, base_url,
 def test_serving_atlas_labels_are_12px_or_more_for_every_preset(browser, base_url, watch, path, uid, width, fit):
     """The serving atlas (the atlas page in serving mode, the inference calculator) is drawn wide and
     narrow like the training one: at 375 px the narrow one, at 1280 px the wide one, labels >= 12 px."""
-    context = open_context(browser, base_url, watch, viewport={"width": width, "height": 800})
-    try:
-        page = context.new_page()
-        page.goto(path)
-        calc = Calculator(page, "infer", uid)
-        assert calc.wait_state("ready") == "ready", calc.status()
-        for name, preset in INFERENCE_PRESETS.items():
-            title = atlas_layout(evaluate("infer", dict(preset.inputs)))["title"]
-            calc.root.locator(f'[data-preset="{name}"]').click()
-            page.wait_for_function("([view, title]) => [...view.querySelectorAll('svg.draw > title')]"
-                                   ".some((t) => t.textContent === title)",
-                                   arg=[calc.root.locator("[data-view]").element_handle(), title])
-            assert calc.wait_state("ready") == "ready", (name, calc.status())
-            d = shown(calc)
-            assert d["fit"] == f"atlas-fit atlas-fit--{fit}" and d["title"] == title, name
-            assert 12 <= min(d["px"]) and max(d["px"]) < 60, (name, min(d["px"]), max(d["px"]))
-            assert page.evaluate("document.documentElement.scrollWidth") <= width, name
-        assert watch.errors == [] and watch.offsite == []
-    finally:
-        context.close()
+    every_preset_readable(browser, base_url, watch, path, "infer", uid, width, fit)
 
 
 def test_atlas_on_a_phone_draws_after_the_split_and_before_the_results(browser, base_url, watch):
