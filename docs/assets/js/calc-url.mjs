@@ -19,12 +19,17 @@ export function readQuery(search, names) {
 /** Replace the query so it holds exactly the non-default values of `fields` (plus any parameters
  * that are not fields of this calculator); the history entry is replaced, not added. */
 export function writeQuery(fields) {
-  const url = new URL(location.href);
+  const url = putFields(new URL(location.href), fields);
+  if (url.href !== location.href) history.replaceState(history.state, "", url);
+}
+
+/** `url` with each of `fields` set to its value, or removed where it holds its default. */
+function putFields(url, fields) {
   for (const field of fields) {
     if (field.value.trim() === field.dataset.default) url.searchParams.delete(field.name);
     else url.searchParams.set(field.name, field.value);
   }
-  if (url.href !== location.href) history.replaceState(history.state, "", url);
+  return url;
 }
 
 // ---------------------------------------------------------------- modes (calc-mode.mjs)
@@ -37,9 +42,8 @@ export function writeQuery(fields) {
  * (its text, at most 64 characters, in `refused`) and the default mode is the one shown. A key
  * given twice keeps its last value. */
 export function readMode(search, key, modes) {
-  const texts = new URLSearchParams(search).getAll(key);
-  if (texts.length === 0) return { mode: modes[0], refused: null };
-  const text = texts.at(-1);
+  const text = readQuery(search, [key]).get(key);
+  if (text === undefined) return { mode: modes[0], refused: null };
   if (modes.includes(text)) return { mode: text, refused: null };
   return { mode: modes[0], refused: text.length > 64 ? `${text.slice(0, 64)}…` : text };
 }
@@ -51,8 +55,5 @@ export function modeHref(href, key, mode, defaultMode, names, fields) {
   for (const name of names) url.searchParams.delete(name);
   if (mode === defaultMode) url.searchParams.delete(key);
   else url.searchParams.set(key, mode);
-  for (const field of fields) {
-    if (field.value.trim() !== field.dataset.default) url.searchParams.set(field.name, field.value);
-  }
-  return url.href;
+  return putFields(url, fields).href;
 }
