@@ -154,6 +154,11 @@ ZERO3_GATHER = ("layer", "tensor")
 #: ZeRO-3 keeps the current layer's gathered weights and prefetches the next: two layers of
 #: unsharded weights are live. Source: Zhao et al. 2023 §3.3 (forward/backward prefetch).
 ZERO3_LIVE_LAYERS = 2
+#: DeepSpeed's ZeRO-3 (``zero3_gather`` tensor) releases gathered weights once more than this many parameters
+#: are resident (``stage3_max_live_parameters``, default 1e9, the same since ZeRO-3's release), though a tensor
+#: larger than that is still gathered whole. Source: DeepSpeed ``deepspeed/runtime/zero/config.py``
+#: ("The maximum number of parameters resident per GPU before releasing").
+DS_MAX_LIVE_PARAMETERS = 10**9
 _TERMS = ("params", "grads", "optimizer", "activations", "buffers")
 
 
@@ -502,7 +507,7 @@ class Workload:
         """A stage's weights, gradients, optimizer states and ZeRO-3 buffers, bytes (:func:`_model_states`;
         cached: the same whatever the microbatch, interleaving, recomputation and sequence parallelism)."""
         key = (par.zero, par.data, par.context, par.expert, sh.dense_params, sh.expert_params,
-               sh.largest_layer_params)
+               sh.largest_layer_params, par.zero3_gather, par.tensor, sh.stage in (0, par.pipeline - 1))
         got = self._states.get(key)
         if got is None:
             got = self._states[key] = _model_states(self, par, sh)
@@ -766,8 +771,23 @@ def _model_states(w: Workload, par: Parallel, sh: StageShape) -> tuple[float, fl
     params_b = pb * (dense / (n_dp if z >= 3 else 1) + experts / (n_edp if z >= 3 else 1))
     grads_b = prec.grad_bytes * (dense / (n_dp if z >= 2 else 1) + experts / (n_edp if z >= 2 else 1))
     opt_b = prec.optimizer_bytes * (dense / (n_dp if z >= 1 else 1) + experts / (n_edp if z >= 1 else 1))
-    buffers = ZERO3_LIVE_LAYERS * sh.largest_layer_params * pb if z >= 3 else 0.0
+    buffers = 0.0
+    if z >= 3:
+        live = ZERO3_LIVE_LAYERS * sh.largest_layer_params
+        if par.zero3_gather == "tensor":  # DeepSpeed: at most max_live_parameters, or the largest tensor
+            live = min(live, max(DS_MAX_LIVE_PARAMETERS, _largest_tensor(w.m, par, sh.stage)))
+        buffers = live * pb
     return params_b, grads_b, opt_b, buffers
+
+
+def _largest_tensor(m: Model, par: Parallel, stage: int) -> float:
+    """Parameters of the largest weight tensor stage ``stage`` gathers under ZeRO-3 (after TP): the fused QKV, an
+    MLP matrix, or the embedding and output head on the end stages."""
+    t, h = par.tensor, m.hidden
+    largest = max((h + 2 * m.kv_hidden) * h / t, m.ffn_hidden * h / t)
+    if stage in (0, par.pipeline - 1):
+        largest = max(largest, -(-m.vocab // t) * h)
+    return largest
 
 
 def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageShape) -> tuple[float, ...]:
@@ -991,7 +1011,7 @@ class DeviceMemory:
     optimizer_bytes: float
     model_states_bytes: float
     activations_bytes: float
-    buffers_bytes: float  #: ZeRO-3's two gathered layers
+    buffers_bytes: float  #: ZeRO-3's gathered weights (two layers; DeepSpeed: at most its live parameters)
     reserve_bytes: float  #: CUDA context, NCCL buffers, allocator fragmentation (``hardware.reserve``)
     total_bytes: float  #: every term, the reserve included
     total_gb: float  #: total_bytes / 1e9

@@ -531,3 +531,19 @@ def test_recompute_layers_in_a_spec():
     assert out["step_time_s"] < evaluate("plan", {**raw, "recompute_layers": ""})["step_time_s"]
     with pytest.raises(CalcError, match="recompute_layers must be a whole number >= 0, got 1.5"):
         evaluate("plan", {**raw, "recompute_layers": "1.5"})
+
+
+def test_deepspeed_zero3_keeps_at_most_its_live_parameters_gathered():
+    """DeepSpeed's ZeRO-3 (tensor gathers) releases weights beyond stage3_max_live_parameters (1e9) unless one
+    tensor is larger; PyTorch FSDP (layer gathers) keeps two whole layers."""
+    big = model(105, 20480, 128, 51200, 2048, biases=True, learned_positions=True, attention="standard")
+    hw = hardware(64, profile_name="a100-sxm4-80gb", dtype="fp16")
+    w = workload(big, 256, hw, "megatron-fp16")
+    fsdp, ds = (memory(w, parallel(64, zero=3, recompute="full", zero3_gather=g), 1).buffers_bytes
+                for g in ("layer", "tensor"))
+    layer = 12 * 20480**2 + 13 * 20480  # weights and biases of one layer
+    assert fsdp == 2 * layer * 2
+    assert ds == 4 * 20480**2 * 2  # the MLP's 4h × h matrix, larger than 1e9 parameters
+    small = workload(LLAMA, 512, HW)
+    assert memory(small, parallel(64, zero=3, zero3_gather="tensor"), 1).buffers_bytes == \
+        memory(small, parallel(64, zero=3), 1).buffers_bytes  # two Llama-3-8B layers are fewer than 1e9 parameters
