@@ -261,6 +261,9 @@ def megatron(plan: Plan, m: Model, precision: str) -> Launch:
     pairs += [("--micro-batch-size", plan.micro_batch), ("--global-batch-size", plan.global_batch),
               ("--seq-length", m.seq_len)]
     pairs += _megatron_data_parallel(plan, target)
+    if precision not in _MEGATRON_PRECISION:
+        raise _refuse("precision", "one of " + ", ".join(_MEGATRON_PRECISION), target,
+                      "its optimizer keeps fp32 or fp16 main parameters (--main-params-dtype)", precision)
     pairs += [(flag, None) for flag in _MEGATRON_PRECISION[precision]]
     pairs.append(("--attention-backend", _MEGATRON_ATTENTION[m.attention]))
     dp = plan.gpus // (t * p * c)
@@ -438,6 +441,9 @@ def _deepspeed_schedule(plan: Plan, precision: str, ds: Target) -> None:
     if _data_group(plan) > 1 and z in (1, 2) and par.overlap_param_gather:
         raise _refuse("overlap_param_gather", "false", ds, "ZeRO-1 and ZeRO-2 gather the updated weights inside "
                       "the optimizer step", True)
+    if precision not in _DEEPSPEED_PRECISION:
+        raise _refuse("precision", "one of " + ", ".join(_DEEPSPEED_PRECISION), ds,
+                      "its optimizers keep fp32 master weights and Adam states", precision)
     if precision == "bf16-adam" and z == 0 and p == 1:
         raise _refuse("precision", "megatron-bf16 without ZeRO or pipelining (fp32 gradients)", ds,
                       "bf16 gradient accumulation needs ZeRO", precision)

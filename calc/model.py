@@ -279,7 +279,11 @@ class Precision:
 #: The recipes. ZeRO's K = 12 (fp32 master, momentum, variance); Megatron's
 #: distributed-optimizer table gives 20, 18 and 16 bytes (ZeRO stage 1 here is
 #: Megatron's distributed optimizer: 4 + 16/d, 6 + 12/d, 8 + 8/d).
-#: Sources: Rajbhandari et al. 2020 §3.1; Megatron-LM docs, "Distributed Optimizer".
+#: Apex's DistributedFusedAdam keeps its parameter copy, m and v in its ``dtype`` (``StateBucket``:
+#: ``params_shard``, ``exp_avg_shard``, ``exp_avg_sq_shard``) and its gradient buffer in ``grad_sync_dtype``:
+#: with both bf16 (NeMo's Nemotron-4 340B recipe) that is ``bf16-states``.
+#: Sources: Rajbhandari et al. 2020 §3.1; Megatron-LM docs, "Distributed Optimizer";
+#: NVIDIA/apex ``apex/contrib/optimizers/distributed_fused_adam.py``.
 PRECISIONS: dict[str, Precision] = {
     p.name: p
     for p in (
@@ -290,6 +294,9 @@ PRECISIONS: dict[str, Precision] = {
         Precision("megatron-fp16", 2, 2, 16, 2,
                   "Megatron fp16: fp16 gradients; fp32 main gradients, master, Adam (20 B)"),
         Precision("fp32-adam", 4, 4, 8, 4, "fp32 weights, gradients, Adam m and v; fp32 activations (16 B)"),
+        Precision("bf16-states", 2, 2, 6, 2,
+                  "bf16 weights and gradients; bf16 master, Adam m and v (10 B): Apex DistributedFusedAdam with "
+                  "dtype bf16, as NeMo's distributed_fused_adam takes it"),
     )
 }
 

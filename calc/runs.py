@@ -248,24 +248,29 @@ _RUNS += [
 # -------------------------------------------------------------------- NVIDIA's NeMo recipes on H100 (bf16)
 _NEMO_SRC = "NVIDIA/dgxc-benchmarking v24.11.1, {readme} (NeMo 24.09 on DGX H100, bf16)"
 _LLAMA31 = {"heads": None, "kv_heads": 8, "gated_mlp": True, "vocab": 128256, "seq_len": 8192, "attention": "flash3"}
-_NEMO = (  # name, readme, model, split, recompute, (GPUs, batch, step) rows
-    ("llama31-8b", "llama3.1/README_8b.md",
+#: The recipes' optimizer (each YAML's ``optim``): Apex's ``distributed_fused_adam`` with ``grad_sync_dtype: bf16``,
+#: a bf16 gradient buffer (bf16-adam); Nemotron-4 340B's also sets ``dtype: bf16``, its master copy and Adam states
+#: in bf16 (bf16-states).
+_NEMO_OPTIM = {"llama3.1/llama3.1_8b.yaml": "bf16-adam", "llama3.1/llama3.1_70b.yaml": "bf16-adam",
+               "nemo_megatron/gpt3_175b_hydra.yaml": "bf16-adam", "nemotron/nemotron4-340b-synth.yaml": "bf16-states"}
+_NEMO = (  # name, readme, recipe YAML, model, split, (GPUs, batch, step) rows
+    ("llama31-8b", "llama3.1/README_8b.md", "llama3.1/llama3.1_8b.yaml",
      {**_LLAMA31, "layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 14336},
      {"tensor": 1, "pipeline": 1, "context": 2}, ((8, 128, 12.91), (128, 2048, 13.10))),
-    ("llama31-70b", "llama3.1/README_70b.md",
+    ("llama31-70b", "llama3.1/README_70b.md", "llama3.1/llama3.1_70b.yaml",
      {**_LLAMA31, "layers": 80, "hidden": 8192, "heads": 64, "ffn_hidden": 28672},
      {"tensor": 4, "pipeline": 4, "context": 2, "interleave": 5, "sequence_parallel": True, "tp_comm_overlap": True},
      ((64, 128, 14.72), (2048, 4096, 14.98))),
-    ("gpt3-175b", "nemo_megatron/README_175b.md", _gpt(96, 12288, 96, attention="flash3"),
+    ("gpt3-175b", "nemo_megatron/README_175b.md", "nemo_megatron/gpt3_175b_hydra.yaml", _gpt(96, 12288, 96, attention="flash3"),
      {"tensor": 4, "pipeline": 8, "interleave": 12, "sequence_parallel": True, "tp_comm_overlap": True},
      ((128, 256, 8.91), (2048, 4096, 9.02))),
-    ("nemotron4-340b", "nemotron/README_340b.md",
+    ("nemotron4-340b", "nemotron/README_340b.md", "nemotron/nemotron4-340b-synth.yaml",
      {"layers": 96, "hidden": 18432, "heads": 96, "kv_heads": 8, "ffn_hidden": 73728, "vocab": 256000,
       "seq_len": 4096, "attention": "flash3"},
      {"tensor": 8, "pipeline": 8, "interleave": 12, "sequence_parallel": True, "recompute": "selective"},
      ((128, 32, 4.61), (2048, 512, 4.84))),
 )
-for name, readme, mdl, split, rows in _NEMO:
+for name, readme, yaml, mdl, split, rows in _NEMO:
     per_replica = split["tensor"] * split["pipeline"] * split.get("context", 1)
     for n, gb, step in rows:
         _RUNS.append(_run(
@@ -273,11 +278,12 @@ for name, readme, mdl, split, rows in _NEMO:
             f"{step} s per step (the last step's time)", "Transformer Engine's fused (cuDNN) attention, "
             "FlashAttention-3 class; the recipe's distributed optimizer (ZeRO-1) with "
             "gradient and weight overlap; microbatch 1 as the recipe says; squared-ReLU MLP of Nemotron-4 taken "
-            "as an ungated MLP of the same width",
+            f"as an ungated MLP of the same width; {yaml}: distributed_fused_adam with grad_sync_dtype bf16"
+            + (" and dtype bf16 (bf16-states)" if _NEMO_OPTIM[yaml] == "bf16-states" else " (bf16-adam)"),
             model={k: x for k, x in mdl.items() if x is not None}, batch={"micro_batch": 1, "global_batch": gb},
             hardware={"profile": "h100-sxm5-80gb", "gpus": n},
             parallel={"data": n // per_replica, "zero": 1, "overlap_param_gather": True, **split},
-            training={"precision": "megatron-bf16"}))
+            training={"precision": _NEMO_OPTIM[yaml]}))
 
 # -------------------------------------------------------------------- MosaicML MPT with FSDP
 _MPT = {"1b": (24, 2048, 16), "3b": (32, 2560, 20), "7b": (32, 4096, 32), "13b": (40, 5120, 40),

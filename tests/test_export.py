@@ -575,3 +575,11 @@ def test_the_framework_is_one_of_three():
     """--to names one of the frameworks."""
     with pytest.raises(CalcError, match="^to must be one of megatron, torchtitan, deepspeed, got 'jax'"):
         export("jax", dict(PRESETS["llama3-8b"].inputs))
+
+
+@pytest.mark.parametrize("framework", ["megatron", "torchtitan", "deepspeed"])
+def test_bf16_optimizer_states_are_refused_by_every_framework(framework):
+    """bf16-states (Apex's DistributedFusedAdam with dtype bf16) has no flag in the frameworks targeted."""
+    with pytest.raises(CalcError) as e:
+        export(framework, inputs("llama3-8b", precision="bf16-states", zero=3 if framework == "torchtitan" else 1))
+    assert e.value.param == "precision" and "bf16-states" in str(e.value)

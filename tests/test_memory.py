@@ -52,7 +52,7 @@ def test_tp_and_pp_divide_model_states():
         (dict(params=1e16), "params must be a whole number <= 1000000000000000, got 1e+16"),
         (dict(data_parallel=0), "data_parallel must be a whole number >= 1, got 0"),
         (dict(precision="fp8"), "precision must be one of bf16-adam, fp16-adam, megatron-bf16, megatron-fp16, "
-                                "fp32-adam, got 'fp8'"),
+                                "fp32-adam, bf16-states, got 'fp8'"),
     ],
 )
 def test_model_states_errors(kwargs, message):

@@ -206,7 +206,7 @@ def test_an_enormous_space_is_capped_and_says_so():
         (dict(top=1001), "top must be a whole number <= 1000, got 1001"),
         (dict(max_micro_batch=0), "max_micro_batch must be a whole number >= 1, got 0"),
         (dict(precision="int4"), "precision must be one of bf16-adam, fp16-adam, megatron-bf16, megatron-fp16, "
-                                 "fp32-adam, got 'int4'"),
+                                 "fp32-adam, bf16-states, got 'int4'"),
         (dict(fixed={"banana": 1}), "banana must be an axis of the search (data, tensor, pipeline, context, expert, "
                                     "zero, sequence_parallel, recompute, interleave, stage_layers, micro_batch, "
                                     "overlap_grad_reduce, overlap_param_gather, tp_comm_overlap, zero3_gather, "
