@@ -85,6 +85,7 @@ class Model:
     top_k: int  #: experts per token
     moe_layer_freq: int  #: every k-th layer (0, k, 2k, ...) is an MoE layer
     attention: str = "flash"  #: the attention kernel: flash (FlashAttention-2), flash3 (FlashAttention-3 class), standard
+    dropout: bool = True  #: dropout after attention, MLP and the attention probabilities (GPT-3); False: Llama
 
     @property
     def head_dim(self) -> int:
@@ -125,11 +126,13 @@ def model(
     top_k: int = 1,
     moe_layer_freq: int = 1,
     attention: str = "flash",
+    dropout: bool = True,
 ) -> Model:
     """Check an architecture: ``a`` divides ``h``, ``a_kv`` divides ``a``, ``k <= experts``.
 
     Defaults: ``kv_heads = heads``, ``ffn_hidden = 4·hidden``, no gating, untied,
-    no biases, rotary positions, dense, FlashAttention.
+    no biases, rotary positions, dense, FlashAttention, dropout (as Korthikanti et al. count it; a model
+    trained without dropout, as Llama is, keeps no dropout masks).
 
     >>> m = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
     >>> m.head_dim, m.kv_hidden
@@ -156,14 +159,14 @@ def model(
         raise CalcError("top_k", f"<= experts ({e})", k)
     freq = count("moe_layer_freq", moe_layer_freq, maximum=MAX_LAYERS)
     flags = {"gated_mlp": gated_mlp, "tied_embeddings": tied_embeddings, "biases": biases,
-             "learned_positions": learned_positions}
+             "learned_positions": learned_positions, "dropout": dropout}
     for name, value in flags.items():
         if not isinstance(value, bool):
             raise CalcError(name, "true or false", value)
     if attention not in ATTENTION:
         raise CalcError("attention", "one of " + ", ".join(ATTENTION), attention)
     return Model(l, h, a, kv, f, gated_mlp, v, s, tied_embeddings, biases, learned_positions, e, k, freq,
-                 attention)
+                 attention, dropout)
 
 
 @dataclass(frozen=True, slots=True)

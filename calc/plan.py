@@ -444,7 +444,7 @@ class Workload:
             m = self.m
             kw = dict(tensor_parallel=t, sequence_parallel=sp, kv_heads=max(m.kv_heads, t), ffn_hidden=m.ffn_hidden,
                       gated_mlp=m.gated_mlp, context_parallel=c, activation_bytes=self.prec.activation_bytes,
-                      attention=m.attention)
+                      attention=m.attention, dropout=m.dropout)
             moe_k = m.top_k if m.experts > 1 else 0
             dense = layer_activation_bytes(m.seq_len, micro, m.hidden, m.heads, recompute=recompute, **kw)
             moe = layer_activation_bytes(m.seq_len, micro, m.hidden, m.heads, recompute=recompute,
@@ -807,7 +807,7 @@ def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageSha
         working = max(working, work)
     acts = chunks / v * acts + working
     s_local = m.seq_len // c
-    if sh.stage == 0:  # the embedding's dropout mask, one per microbatch in flight
+    if sh.stage == 0 and m.dropout:  # the embedding's dropout mask, one per microbatch in flight
         acts += s_local * micro * m.hidden / (t if sp else 1) * -(-chunks // v)
     if sh.stage == p - 1:  # the output layer: its input and the logits (Korthikanti et al. 2022 §4.3)
         acts += prec.activation_bytes / 2 * 4 * s_local * micro * m.hidden / t * (1 + m.vocab / m.hidden)

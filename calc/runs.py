@@ -151,15 +151,18 @@ _RUNS += [
     _run(f"llama3-405b-{n}-{seq // 1024}k", "llama3", f"Dubey et al. 2024, Table 4 (row {i + 1}) and §3.3.2",
          _llama3_step(n, seq, x), f"{x} TFLOP/s per GPU (BF16 MFU {round(100 * x / 989)} %)",
          "microbatch 1; interleaving v = 8 (a chunk per layer: the first chunk of the first stage holds only the "
-         "embedding, the last of the last stage only the output layer, as §3.3.2 describes); FSDP that keeps "
-         "weights gathered through the step = ZeRO-1 with fp32 gradients (megatron-bf16); no recomputation",
+         "embedding, the last of the last stage only the output layer, as §3.3.2 describes); §3.3.1: FSDP shards "
+         "the optimizer states and gradients but does not reshard the weights after the forward pass = ZeRO-2, "
+         "reducing in the weights' bf16 (PyTorch FSDP's MixedPrecision default reduce_dtype; the paper does not "
+         "say) = bf16-adam; no recomputation (§3.3.2: 8K sequences without activation checkpointing); no dropout "
+         "(the Llama architecture has none: meta-llama/llama3 llama/model.py)",
          model={"layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8, "ffn_hidden": 53248,
-                "gated_mlp": True, "vocab": 128256, "seq_len": seq},
+                "gated_mlp": True, "vocab": 128256, "seq_len": seq, "dropout": False},
          batch={"micro_batch": 1, "global_batch": 16 * 2**20 // seq},
          hardware={"profile": "h100-sxm5-80gb", "gpus": n},
-         parallel={"data": d, "tensor": t, "context": c, "pipeline": p, "interleave": 8, "zero": 1,
+         parallel={"data": d, "tensor": t, "context": c, "pipeline": p, "interleave": 8, "zero": 2,
                    "sequence_parallel": True, "stage_layers": [7] + [8] * 14 + [7]},
-         training={"precision": "megatron-bf16"})
+         training={"precision": "bf16-adam"})
     for i, (n, t, c, p, d, seq, x) in enumerate(_L3)
 ]
 

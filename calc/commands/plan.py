@@ -38,6 +38,8 @@ _SPEC_MODEL = (
     Param("biases", "flag", "Biases in linear layers and norms (GPT-3 style)", default="false", section="model"),
     Param("learned_positions", "flag", "Learned position embeddings (GPT-3 style; else rotary)", default="false",
           section="model"),
+    Param("dropout", "flag", "Dropout (GPT-3 style: its masks kept for the backward pass; Llama has none)",
+          default="true", section="model"),
     Param("experts", "count", "Experts per MoE layer (1: dense)", default="1", maximum=_model.MAX_EXPERTS,
           section="model"),
     Param("top_k", "count", "Experts per token", default="1", maximum=_model.MAX_EXPERTS, section="model"),
@@ -113,7 +115,7 @@ def _spec_model(v: dict) -> _model.Model:
         v["layers"], v["hidden"], v["heads"], v["vocab"], v["seq_len"], kv_heads=v["kv_heads"],
         ffn_hidden=v["ffn_hidden"], gated_mlp=v["gated_mlp"], tied_embeddings=v["tied_embeddings"],
         biases=v["biases"], learned_positions=v["learned_positions"], experts=v["experts"], top_k=v["top_k"],
-        moe_layer_freq=v["moe_layer_freq"], attention=v["attention"],
+        moe_layer_freq=v["moe_layer_freq"], attention=v["attention"], dropout=v["dropout"],
     )
 
 
