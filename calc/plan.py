@@ -24,7 +24,9 @@ The plan is assembled from four pieces, each a function of this module:
 2. :func:`stage_cost`: per stage, a frozen :class:`StageCost`: memory (model states
    under ZeRO over each weight's data-parallel group; activations of the
    microbatches in flight under 1F1B, Korthikanti et al. 2022, with FlashAttention
-   keeping no scores; ZeRO-3's gathered layers; the memory reserve) and time per
+   keeping no scores; a fully recomputed layer keeps only its input, and
+   ``parallel.recompute_layers`` recomputes only the first N layers of each model chunk,
+   Megatron-LM's block method; ZeRO-3's gathered layers; the memory reserve) and time per
    microbatch: compute from the kernels (:mod:`calc.work`) plus the exposed
    communication of that microbatch, and the tail after the last microbatch
    (gradient reduction, optimizer step, weight gather).
