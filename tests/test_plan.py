@@ -547,3 +547,12 @@ def test_deepspeed_zero3_keeps_at_most_its_live_parameters_gathered():
     small = workload(LLAMA, 512, HW)
     assert memory(small, parallel(64, zero=3, zero3_gather="tensor"), 1).buffers_bytes == \
         memory(small, parallel(64, zero=3), 1).buffers_bytes  # two Llama-3-8B layers are fewer than 1e9 parameters
+
+
+def test_device_memory_takes_recompute_layers():
+    """device-memory's activations fall from none to full as more layers are recomputed, 0 and all at the ends."""
+    raw = dict(COMMANDS["device-memory"].example, recompute="full")
+    acts = [evaluate("device-memory", {**raw, "recompute_layers": n})["activations_bytes"] for n in ("0", "16", "32")]
+    none = evaluate("device-memory", {**raw, "recompute": "none"})["activations_bytes"]
+    assert acts[0] == none and acts[2] == evaluate("device-memory", raw)["activations_bytes"]
+    assert acts[0] > acts[1] > acts[2]
