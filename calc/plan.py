@@ -955,8 +955,9 @@ def _zero_time(par: Parallel, dp: _DataParallel, n_s: int, mw: _MicrobatchWork) 
 def _microbatch_time(w: Workload, par: Parallel, micro: int, arr: Arrangement, s: int) -> tuple:
     """(shape, work, TP, CP, EP, PP, ZeRO, total) of stage ``s`` for one microbatch (seconds)."""
     sh = arr.shape(s)
+    n_rec = recomputed_layers(par, sh.layers, s == 0)
     mw, tp_s, cp_s, ep_s, pp_s, busy = w.model_parallel(par, micro, arr.layout, sh.layers, sh.moe_layers,
-                                                        s == par.pipeline - 1, recomputed_layers(par, sh.layers, s == 0))
+                                                        s == par.pipeline - 1, n_rec)
     z_s = _zero_time(par, w.data_parallel(par, arr.layout, sh), sh.layers, mw) if par.zero >= 2 else 0.0
     return sh, mw, tp_s, cp_s, ep_s, pp_s, z_s, busy + z_s
 
