@@ -114,11 +114,17 @@ def _exposed_by_strategy(p: Plan) -> dict[str, float]:
     return out
 
 
+def _recomputation(par) -> str:
+    """``full``, or ``full of 4 layers per model chunk`` with ``recompute_layers``."""
+    n = par.recompute_layers
+    return par.recompute if n is None else f"{par.recompute} of {n} layer{'s' if n != 1 else ''} per model chunk"
+
+
 def _cause(part: str, w: Plan, lo: Plan) -> str:
     """What in the winner's split makes ``part`` shorter, as a parenthesis ('' when nothing stands out)."""
     pw, pl = w.parallel, lo.parallel
     if part == "compute":
-        for label, x, y in (("recomputation", pw.recompute, pl.recompute), ("tensor", pw.tensor, pl.tensor),
+        for label, x, y in (("recomputation", _recomputation(pw), _recomputation(pl)), ("tensor", pw.tensor, pl.tensor),
                             ("micro_batch", w.micro_batch, lo.micro_batch), ("context", pw.context, pl.context),
                             ("layers on the slowest stage", max(w.layers_per_stage), max(lo.layers_per_stage))):
             if x != y:

@@ -16,19 +16,23 @@ data, the optimizer's hyper-parameters and the launcher stay the reader's):
   many layers, ``--decoder-first/last-pipeline-num-layers`` when only the end stages
   differ, else ``--pipeline-model-parallel-layout``, which places every layer exactly);
   ``--sequence-parallel``; recomputation (selective: the attention core; full:
-  ``uniform`` over one layer, so each layer's input is kept); micro and global batch;
+  ``uniform`` over one layer, so each layer's input is kept; ``recompute_layers`` N:
+  ``--recompute-method block --recompute-num-layers N``, the first N layers of each model
+  chunk); micro and global batch;
   ZeRO-1 as the distributed optimizer and ZeRO-2/3 as Megatron-FSDP
   (``--data-parallel-sharding-strategy optim_grads`` / ``optim_grads_params``); the
   overlap switches; the precision and the attention kernel.
 - **torchtitan** (:func:`torchtitan`): the TOML tables ``[parallelism]``,
-  ``[activation_checkpoint]``, ``[training]`` (and ``[compile]`` for async TP). Data
+  ``[activation_checkpoint]`` (``recompute_layers`` as its every-k-th-block option ``"k"`` when
+  some ``k`` recomputes as many layers per stage, else refused), ``[training]`` (and ``[compile]``
+  for async TP). Data
   parallelism is DDP (ZeRO 0, only when nothing else is split: torchtitan's DDP "has not
   supported > 1D parallelism") or FSDP2 resharding after every forward pass (ZeRO-3);
   the pipeline's layers are listed by module name, chunk by chunk
   (``module_fqns_per_model_part``, torchtitan's names for its language models).
 - **DeepSpeed** (:func:`deepspeed`): the JSON config (batch, ZeRO stage, precision) and
-  the Megatron-DeepSpeed arguments for tensor and pipeline parallelism, recomputation and
-  sequence parallelism.
+  the Megatron-DeepSpeed arguments for tensor and pipeline parallelism, recomputation (with
+  Megatron's block method for ``recompute_layers``) and sequence parallelism.
 
 Refused, with one :class:`~calc.errors.CalcError` naming the setting and the framework:
 what the framework cannot run as planned (a ZeRO stage or a pipeline layout it lacks,
@@ -50,7 +54,7 @@ from dataclasses import dataclass, field
 
 from .errors import CalcError
 from .model import Model
-from .plan import Plan, chunk_ranges
+from .plan import Plan, chunk_ranges, recomputed_layers
 from .units import format_bytes
 
 __all__ = ["Target", "TARGETS", "FRAMEWORKS", "Launch", "export", "megatron", "torchtitan", "deepspeed"]
@@ -146,6 +150,21 @@ _RECOMPUTE_ARGS = {
 }
 
 
+def _recompute_args(plan: Plan) -> list[tuple[str, object]]:
+    """Megatron's recomputation flags; ``recompute_layers`` N is its block method, which recomputes the first
+    ``--recompute-num-layers`` layers of each model chunk (0: no recomputation; a whole chunk: uniform)."""
+    par = plan.parallel
+    n = par.recompute_layers
+    if n is None or par.recompute != "full":
+        return _RECOMPUTE_ARGS[par.recompute]
+    chunks = [k for s in chunk_ranges(plan.layers_per_stage, par.interleave) for a, b in s for k in [b - a]]
+    if n == 0:
+        return []
+    if n >= max(chunks):
+        return _RECOMPUTE_ARGS["full"]
+    return [("--recompute-granularity", "full"), ("--recompute-method", "block"), ("--recompute-num-layers", n)]
+
+
 def _data_group(plan: Plan) -> int:
     """Ranks a dense weight's gradient is reduced over: data × context × expert."""
     par = plan.parallel
@@ -238,10 +257,13 @@ def megatron(plan: Plan, m: Model, precision: str) -> Launch:
             raise _refuse("tp_comm_overlap", "false without sequence parallelism", target,
                           "its TP overlap needs --sequence-parallel", True)
         pairs.append(("--tp-comm-overlap", None))
-    pairs += _RECOMPUTE_ARGS[par.recompute]
+    pairs += _recompute_args(plan)
     pairs += [("--micro-batch-size", plan.micro_batch), ("--global-batch-size", plan.global_batch),
               ("--seq-length", m.seq_len)]
     pairs += _megatron_data_parallel(plan, target)
+    if precision not in _MEGATRON_PRECISION:
+        raise _refuse("precision", "one of " + ", ".join(_MEGATRON_PRECISION), target,
+                      "its optimizer keeps fp32 or fp16 main parameters (--main-params-dtype)", precision)
     pairs += [(flag, None) for flag in _MEGATRON_PRECISION[precision]]
     pairs.append(("--attention-backend", _MEGATRON_ATTENTION[m.attention]))
     dp = plan.gpus // (t * p * c)
@@ -256,6 +278,27 @@ def megatron(plan: Plan, m: Model, precision: str) -> Launch:
 _TORCHTITAN_PRECISION = {"bf16-adam": "bfloat16", "megatron-bf16": "bfloat16", "fp32-adam": "float32"}
 _TORCHTITAN_RECOMPUTE = {"none": {"mode": "none"}, "selective": {"mode": "selective", "selective_ac_option": "op"},
                          "full": {"mode": "full"}}
+
+
+def _torchtitan_recompute(plan: Plan, target: Target) -> dict:
+    """``[activation_checkpoint]``: ``recompute_layers`` as torchtitan's every-k-th-block option
+    (``selective_ac_option = "k"``: one process-wide count of blocks, each k-th checkpointed in full,
+    ``torchtitan/distributed/activation_checkpoint.py``), when some k recomputes as many layers on every
+    stage as the plan does; else refused."""
+    par = plan.parallel
+    n = par.recompute_layers
+    if n is None or par.recompute != "full":
+        return dict(_TORCHTITAN_RECOMPUTE[par.recompute])
+    per_stage = [recomputed_layers(par, k, s == 0) for s, k in enumerate(plan.layers_per_stage)]
+    if not any(per_stage):
+        return dict(_TORCHTITAN_RECOMPUTE["none"])
+    if per_stage == list(plan.layers_per_stage):
+        return dict(_TORCHTITAN_RECOMPUTE["full"])
+    for k in range(2, max(plan.layers_per_stage) + 1):
+        if per_stage == [layers // k for layers in plan.layers_per_stage]:
+            return {"mode": "selective", "selective_ac_option": str(k)}
+    raise _refuse("recompute_layers", "⌊layers per stage / k⌋ for some k (every k-th block)", target,
+                  "it checkpoints every k-th block, not the first N of each chunk", n)
 
 
 def _module_names(plan: Plan, m: Model) -> list[list[str]]:
@@ -341,7 +384,7 @@ def torchtitan(plan: Plan, m: Model, precision: str) -> Launch:
     if e > 1:
         parallelism |= {"expert_parallel_degree": e, "expert_tensor_parallel_degree": t}
     local = plan.micro_batch * (plan.microbatches_per_step if p > 1 else 1)
-    config = {"parallelism": parallelism, "activation_checkpoint": dict(_TORCHTITAN_RECOMPUTE[par.recompute]),
+    config = {"parallelism": parallelism, "activation_checkpoint": _torchtitan_recompute(plan, target),
               "training": {"local_batch_size": local, "global_batch_size": plan.global_batch, "seq_len": m.seq_len,
                            "mixed_precision_param": _TORCHTITAN_PRECISION[precision],
                            "mixed_precision_reduce": "float32"}}
@@ -398,6 +441,9 @@ def _deepspeed_schedule(plan: Plan, precision: str, ds: Target) -> None:
     if _data_group(plan) > 1 and z in (1, 2) and par.overlap_param_gather:
         raise _refuse("overlap_param_gather", "false", ds, "ZeRO-1 and ZeRO-2 gather the updated weights inside "
                       "the optimizer step", True)
+    if precision not in _DEEPSPEED_PRECISION:
+        raise _refuse("precision", "one of " + ", ".join(_DEEPSPEED_PRECISION), ds,
+                      "its optimizers keep fp32 master weights and Adam states", precision)
     if precision == "bf16-adam" and z == 0 and p == 1:
         raise _refuse("precision", "megatron-bf16 without ZeRO or pipelining (fp32 gradients)", ds,
                       "bf16 gradient accumulation needs ZeRO", precision)
@@ -430,7 +476,7 @@ def _megatron_deepspeed_args(plan: Plan, m: Model, precision: str) -> list[tuple
     pairs += [("--moe-expert-parallel-size", e)] if e > 1 else []
     pairs += [("--enable-expert-tensor-parallelism", None)] if m.experts > 1 and t > 1 else []
     pairs += [("--sequence-parallel", None)] if par.sequence_parallel and t > 1 else []
-    pairs += _RECOMPUTE_ARGS[par.recompute]
+    pairs += _recompute_args(plan)
     pairs += [("--micro-batch-size", plan.micro_batch), ("--global-batch-size", plan.global_batch),
               ("--seq-length", m.seq_len)]
     dtype = _DEEPSPEED_PRECISION[precision][0]

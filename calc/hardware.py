@@ -51,7 +51,8 @@ MAX_GPUS_PER_NODE = 1024
 #: The compute data type each training or serving precision runs its matrix multiplies in.
 PRECISION_DTYPES = MappingProxyType({
     "bf16-adam": "bf16", "fp16-adam": "fp16", "megatron-bf16": "bf16", "megatron-fp16": "fp16",
-    "fp32-adam": "fp32", "bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8": "int8", "int4": "int4",
+    "fp32-adam": "fp32", "bf16-states": "bf16",
+    "bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8": "int8", "int4": "int4",
 })
 
 

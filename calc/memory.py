@@ -36,8 +36,10 @@ For ``f = 4h``, ``r = 1`` these are the paper's 10 and 24. In an MoE layer the M
 term is multiplied by ``top_k`` (each token visits ``k`` experts; capacity factor
 1; dispatch buffers not counted). With context parallelism ``c`` each device
 holds ``s/c`` tokens and its queries' scores against all ``s`` keys.
-Dropout masks are counted as in the paper even though most current recipes train
-without dropout (then ``2·s·b·h`` plus the ``a·s²·b`` mask are not needed).
+Dropout masks are counted as in the paper; a model trained without dropout
+(``dropout=False``, as Llama is) keeps neither the two ``s·b·h`` masks (the replicated
+10 becomes 8) nor, with standard attention, the probabilities' mask and dropped output
+(the scores' 5 becomes 2: the softmax output alone).
 """
 
 from __future__ import annotations
@@ -152,13 +154,14 @@ def layer_activation_bytes(
     moe_top_k: int = 0,
     activation_bytes: int = 2,
     attention: str = "standard",
+    dropout: bool = True,
 ) -> float:
     """Bytes one layer keeps for its backward: ``s·b·h·(34 + 5·a·s/h)`` without parallelism.
 
     The general form is in the module docstring; ``moe_top_k > 0`` marks an MoE
     layer (MLP term × k). ``activation_bytes`` scales the paper's 16-bit figures.
     ``attention="flash"`` (or ``"flash3"``) keeps no scores (as selective recomputation) but FlashAttention's
-    fp32 log-sum-exp, ``4·a·s·b/t`` bytes (Dao 2023, Algorithm 1).
+    fp32 log-sum-exp, ``4·a·s·b/t`` bytes (Dao 2023, Algorithm 1). ``dropout=False`` keeps no dropout masks.
     Source: Korthikanti et al. 2022, §4.1-4.2 and Table 2.
 
     The GPT-3 layer of the paper (``s`` 2048, ``b`` 1, ``h`` 12288, ``a`` 96, ``t`` 8):
@@ -188,10 +191,11 @@ def layer_activation_bytes(
     r = max(kv / a, t / a)  # K and V width per rank is max(h_kv/t, d): replicated when t > kv_heads
     mlp = (6 if gated_mlp else 4) * f / h * (moe_top_k or 1)
     sharded = 4 + 4 * r + mlp
+    replicated = 10 if dropout else 8
     if attention in FLASH:
-        return scale * sbh * (10 / sp + sharded / t) + 4 * a * s_local * b / t
-    scores = 0.0 if mode == "selective" else 5 * a * s_local * s * b / t
-    return scale * (sbh * (10 / sp + sharded / t) + scores)
+        return scale * sbh * (replicated / sp + sharded / t) + 4 * a * s_local * b / t
+    scores = 0.0 if mode == "selective" else (5 if dropout else 2) * a * s_local * s * b / t
+    return scale * (sbh * (replicated / sp + sharded / t) + scores)
 
 
 @dataclass(frozen=True, slots=True)

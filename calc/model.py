@@ -85,6 +85,7 @@ class Model:
     top_k: int  #: experts per token
     moe_layer_freq: int  #: every k-th layer (0, k, 2k, ...) is an MoE layer
     attention: str = "flash"  #: the attention kernel: flash (FlashAttention-2), flash3 (FlashAttention-3 class), standard
+    dropout: bool = True  #: dropout after attention, MLP and the attention probabilities (GPT-3); False: Llama
 
     @property
     def head_dim(self) -> int:
@@ -125,11 +126,13 @@ def model(
     top_k: int = 1,
     moe_layer_freq: int = 1,
     attention: str = "flash",
+    dropout: bool = True,
 ) -> Model:
     """Check an architecture: ``a`` divides ``h``, ``a_kv`` divides ``a``, ``k <= experts``.
 
     Defaults: ``kv_heads = heads``, ``ffn_hidden = 4·hidden``, no gating, untied,
-    no biases, rotary positions, dense, FlashAttention.
+    no biases, rotary positions, dense, FlashAttention, dropout (as Korthikanti et al. count it; a model
+    trained without dropout, as Llama is, keeps no dropout masks).
 
     >>> m = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
     >>> m.head_dim, m.kv_hidden
@@ -156,14 +159,14 @@ def model(
         raise CalcError("top_k", f"<= experts ({e})", k)
     freq = count("moe_layer_freq", moe_layer_freq, maximum=MAX_LAYERS)
     flags = {"gated_mlp": gated_mlp, "tied_embeddings": tied_embeddings, "biases": biases,
-             "learned_positions": learned_positions}
+             "learned_positions": learned_positions, "dropout": dropout}
     for name, value in flags.items():
         if not isinstance(value, bool):
             raise CalcError(name, "true or false", value)
     if attention not in ATTENTION:
         raise CalcError("attention", "one of " + ", ".join(ATTENTION), attention)
     return Model(l, h, a, kv, f, gated_mlp, v, s, tied_embeddings, biases, learned_positions, e, k, freq,
-                 attention)
+                 attention, dropout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +282,11 @@ class Precision:
 #: The recipes. ZeRO's K = 12 (fp32 master, momentum, variance); Megatron's
 #: distributed-optimizer table gives 20, 18 and 16 bytes (ZeRO stage 1 here is
 #: Megatron's distributed optimizer: 4 + 16/d, 6 + 12/d, 8 + 8/d).
-#: Sources: Rajbhandari et al. 2020 §3.1; Megatron-LM docs, "Distributed Optimizer".
+#: Apex's DistributedFusedAdam keeps its parameter copy, m and v in its ``dtype`` (``StateBucket``:
+#: ``params_shard``, ``exp_avg_shard``, ``exp_avg_sq_shard``) and its gradient buffer in ``grad_sync_dtype``:
+#: with both bf16 (NeMo's Nemotron-4 340B recipe) that is ``bf16-states``.
+#: Sources: Rajbhandari et al. 2020 §3.1; Megatron-LM docs, "Distributed Optimizer";
+#: NVIDIA/apex ``apex/contrib/optimizers/distributed_fused_adam.py``.
 PRECISIONS: dict[str, Precision] = {
     p.name: p
     for p in (
@@ -290,6 +297,9 @@ PRECISIONS: dict[str, Precision] = {
         Precision("megatron-fp16", 2, 2, 16, 2,
                   "Megatron fp16: fp16 gradients; fp32 main gradients, master, Adam (20 B)"),
         Precision("fp32-adam", 4, 4, 8, 4, "fp32 weights, gradients, Adam m and v; fp32 activations (16 B)"),
+        Precision("bf16-states", 2, 2, 6, 2,
+                  "bf16 weights and gradients; bf16 master, Adam m and v (10 B): Apex DistributedFusedAdam with "
+                  "dtype bf16, as NeMo's distributed_fused_adam takes it"),
     )
 }
 

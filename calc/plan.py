@@ -24,7 +24,9 @@ The plan is assembled from four pieces, each a function of this module:
 2. :func:`stage_cost`: per stage, a frozen :class:`StageCost`: memory (model states
    under ZeRO over each weight's data-parallel group; activations of the
    microbatches in flight under 1F1B, Korthikanti et al. 2022, with FlashAttention
-   keeping no scores; ZeRO-3's gathered layers; the memory reserve) and time per
+   keeping no scores; a fully recomputed layer keeps only its input, and
+   ``parallel.recompute_layers`` recomputes only the first N layers of each model chunk,
+   Megatron-LM's block method; ZeRO-3's gathered layers; the memory reserve) and time per
    microbatch: compute from the kernels (:mod:`calc.work`) plus the exposed
    communication of that microbatch, and the tail after the last microbatch
    (gradient reduction, optimizer step, weight gather).
@@ -154,6 +156,11 @@ ZERO3_GATHER = ("layer", "tensor")
 #: ZeRO-3 keeps the current layer's gathered weights and prefetches the next: two layers of
 #: unsharded weights are live. Source: Zhao et al. 2023 §3.3 (forward/backward prefetch).
 ZERO3_LIVE_LAYERS = 2
+#: DeepSpeed's ZeRO-3 (``zero3_gather`` tensor) releases gathered weights once more than this many parameters
+#: are resident (``stage3_max_live_parameters``, default 1e9, the same since ZeRO-3's release), though a tensor
+#: larger than that is still gathered whole. Source: DeepSpeed ``deepspeed/runtime/zero/config.py``
+#: ("The maximum number of parameters resident per GPU before releasing").
+DS_MAX_LIVE_PARAMETERS = 10**9
 _TERMS = ("params", "grads", "optimizer", "activations", "buffers")
 
 
@@ -178,6 +185,9 @@ class Parallel:
     overlap_param_gather: bool = False  #: ZeRO 1-2's weight all-gather overlaps the next forward pass
     tp_comm_overlap: bool = False  #: TP collectives overlap the GEMMs around them
     zero3_gather: str = "layer"  #: ZeRO-3 gathers a layer at once (FSDP) or each weight tensor (DeepSpeed)
+    #: with ``recompute`` full: the first N layers of every model chunk recomputed, the others keeping all their
+    #: activations (:func:`recomputed_layers`); None: every layer
+    recompute_layers: int | None = None
 
 
 def _flag(name: str, value: object) -> bool:
@@ -190,8 +200,14 @@ def parallel(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1
              zero: int = 0, sequence_parallel: bool = False, recompute: str = "none",
              interleave: int = 1, stage_layers: tuple[int, ...] | list[int] | None = None,
              overlap_grad_reduce: bool = True, overlap_param_gather: bool = False,
-             tp_comm_overlap: bool = False, zero3_gather: str = "layer") -> Parallel:
+             tp_comm_overlap: bool = False, zero3_gather: str = "layer",
+             recompute_layers: int | None = None) -> Parallel:
     """Check each value on its own (combinations are checked by :func:`check_combination`).
+
+    ``recompute_layers`` (only with ``recompute`` full) is Megatron-LM's block method,
+    ``--recompute-method block --recompute-num-layers N``: the first N layers of every model chunk
+    (of every stage without interleaving) are recomputed, the others keep all their activations
+    (:func:`recomputed_layers`).
 
     >>> parallel(data=8, tensor=8, zero=1).zero
     1
@@ -209,10 +225,55 @@ def parallel(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1
         layers = tuple(count("stage_layers", n, maximum=10**6) for n in stage_layers)
     if zero3_gather not in ZERO3_GATHER:
         raise CalcError("zero3_gather", "one of " + ", ".join(ZERO3_GATHER), zero3_gather)
+    if recompute_layers is not None:
+        recompute_layers = count("recompute_layers", recompute_layers, minimum=0, maximum=10**6)
+        if recompute != "full":
+            raise CalcError("recompute_layers", f"blank unless recompute is full (recompute is {recompute}: it "
+                            "applies to every layer)", recompute_layers)
     return Parallel(*degrees, z, _flag("sequence_parallel", sequence_parallel), recompute, v, layers,
                     _flag("overlap_grad_reduce", overlap_grad_reduce),
                     _flag("overlap_param_gather", overlap_param_gather), _flag("tp_comm_overlap", tp_comm_overlap),
-                    zero3_gather)
+                    zero3_gather, recompute_layers)
+
+
+def recomputed_layers(par: Parallel, n_s: int, first: bool) -> int:
+    """Layers of a stage of ``n_s`` layers that run ``par.recompute``'s mode; the others run without recomputation.
+
+    Every layer unless ``recompute_layers`` is given; then ``Σ min(N, chunk)`` over the stage's ``v`` model
+    chunks: Megatron-LM's block method recomputes the first ``--recompute-num-layers`` layers of each
+    ``TransformerBlock``, and with interleaving each model chunk is one (NeMo's activation recomputation
+    guide: "When using virtual pipelining, recompute_num_layers specifies the number of layers per virtual
+    pipeline stage"). PyTorch FSDP's "every k-th block" (fms-fsdp ``selective_checkpointing`` = 1/k,
+    torchtitan ``selective_ac_option`` = "k") recomputes ``⌊n/k⌋`` of ``n`` blocks: ``recompute_layers``
+    ``⌊n/k⌋`` costs the same, since without a pipeline which blocks they are does not matter.
+
+    >>> recomputed_layers(parallel(pipeline=2, recompute="full", recompute_layers=3), 8, True)
+    3
+    >>> recomputed_layers(parallel(pipeline=2, interleave=2, recompute="full", recompute_layers=3), 8, True)
+    6
+    >>> recomputed_layers(parallel(recompute="full"), 8, True), recomputed_layers(parallel(), 8, True)
+    (8, 8)
+    """
+    n = par.recompute_layers
+    if n is None:
+        return n_s
+    return sum(min(n, k) for k in _chunk_sizes(n_s, par.interleave, first))
+
+
+def _layer_counts(par: Parallel, n_s: int, n_rec: int) -> tuple[tuple[str, float], ...]:
+    """``(mode, share of the stage's layers)``: ``par.recompute`` for all, or split with ``none``."""
+    if n_rec == n_s:
+        return ((par.recompute, 1.0),)
+    if n_rec == 0:
+        return (("none", 1.0),)
+    return ((par.recompute, n_rec / n_s), ("none", (n_s - n_rec) / n_s))
+
+
+def _calls(table: dict, par: Parallel, n: float, n_s: int, n_rec: int) -> float:
+    """Per-layer calls of ``table`` (by recomputation mode) for ``n`` of a stage's layers, recomputed or not."""
+    if n_rec == n_s:
+        return n * table[par.recompute]
+    return fsum(n * share * table[mode] for mode, share in _layer_counts(par, n_s, n_rec))
 
 
 def check_degrees(m: Model, gpus: int, par: Parallel) -> None:
@@ -270,6 +331,11 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
             raise CalcError("stage_layers", f"layer counts that add up to layers ({m.layers})",
                             list(par.stage_layers))
     check_interleave(p, mbs, v, microbatches_given=False)
+    if par.recompute_layers is not None:
+        chunk = -(-max(par.stage_layers or _even_stage_layers(m.layers, p)) // v)
+        if par.recompute_layers > chunk:
+            raise CalcError("recompute_layers", f"at most {chunk}, the layers of the largest model chunk (layers "
+                            "per stage / interleave)", par.recompute_layers)
     if v > 1:
         room = interleave_room(par.stage_layers or _even_stage_layers(m.layers, p))
         if room < v:
@@ -380,7 +446,7 @@ class Workload:
             m = self.m
             kw = dict(tensor_parallel=t, sequence_parallel=sp, kv_heads=max(m.kv_heads, t), ffn_hidden=m.ffn_hidden,
                       gated_mlp=m.gated_mlp, context_parallel=c, activation_bytes=self.prec.activation_bytes,
-                      attention=m.attention)
+                      attention=m.attention, dropout=m.dropout)
             moe_k = m.top_k if m.experts > 1 else 0
             dense = layer_activation_bytes(m.seq_len, micro, m.hidden, m.heads, recompute=recompute, **kw)
             moe = layer_activation_bytes(m.seq_len, micro, m.hidden, m.heads, recompute=recompute,
@@ -414,27 +480,28 @@ class Workload:
             self._arrangements[key] = _arrange(self, par)
         return self._arrangements[key]
 
-    def microbatch_work(self, par: Parallel, micro: int, n_den: int, n_moe: int, last: bool) -> "_MicrobatchWork":
+    def microbatch_work(self, par: Parallel, micro: int, n_den: int, n_moe: int, last: bool,
+                        n_rec: int) -> "_MicrobatchWork":
         """A stage's compute for one microbatch (:func:`_microbatch_work`; cached: the same whatever the
         data-parallel degree, ZeRO stage, interleaving and schedule switches)."""
         key = (micro, par.tensor, par.context, par.expert, par.sequence_parallel and par.tensor > 1, par.recompute,
-               n_den, n_moe, last)
+               n_den, n_moe, last, n_rec)
         got = self._works.get(key)
         if got is None:
-            got = self._works[key] = _microbatch_work(self, par, micro, n_den, n_moe, last)
+            got = self._works[key] = _microbatch_work(self, par, micro, n_den, n_moe, last, n_rec)
         return got
 
     def model_parallel(self, par: Parallel, micro: int, lay: "Layout", n_s: int, n_moe: int,
-                       last: bool) -> tuple:
+                       last: bool, n_rec: int) -> tuple:
         """A stage's compute and (TP, CP, EP, PP) seconds per microbatch (:func:`_microbatch_work`,
         :func:`_model_parallel_times`), and their sum: ``(work, tp, cp, ep, pp, sum)``. Cached: the same
         whatever the data-parallel degree and ZeRO stage (the rank strides follow from the degrees)."""
         key = (micro, par.tensor, par.pipeline, par.context, par.expert, par.interleave,
-               par.sequence_parallel and par.tensor > 1, par.recompute, par.tp_comm_overlap, n_s, n_moe, last)
+               par.sequence_parallel and par.tensor > 1, par.recompute, par.tp_comm_overlap, n_s, n_moe, last, n_rec)
         got = self._model_parallel.get(key)
         if got is None:
-            mw = self.microbatch_work(par, micro, n_s - n_moe, n_moe, last)
-            tp_s, cp_s, ep_s, pp_s = _model_parallel_times(self, par, micro, lay, n_s, n_moe, mw)
+            mw = self.microbatch_work(par, micro, n_s - n_moe, n_moe, last, n_rec)
+            tp_s, cp_s, ep_s, pp_s = _model_parallel_times(self, par, micro, lay, n_s, n_moe, mw, n_rec)
             got = self._model_parallel[key] = (mw, tp_s, cp_s, ep_s, pp_s, mw.compute + tp_s + cp_s + ep_s + pp_s)
         return got
 
@@ -442,7 +509,7 @@ class Workload:
         """A stage's weights, gradients, optimizer states and ZeRO-3 buffers, bytes (:func:`_model_states`;
         cached: the same whatever the microbatch, interleaving, recomputation and sequence parallelism)."""
         key = (par.zero, par.data, par.context, par.expert, sh.dense_params, sh.expert_params,
-               sh.largest_layer_params)
+               sh.largest_layer_params, par.zero3_gather, par.tensor, sh.stage in (0, par.pipeline - 1))
         got = self._states.get(key)
         if got is None:
             got = self._states[key] = _model_states(self, par, sh)
@@ -451,11 +518,12 @@ class Workload:
     def data_parallel(self, par: Parallel, lay: "Layout", sh: "StageShape") -> "_DataParallel":
         """A stage's data-parallel transfers and optimizer step (:func:`_data_parallel`; cached: the same
         whatever the microbatch, interleaving and sequence parallelism)."""
-        key = (par.zero, par.zero3_gather, par.recompute == "full", par.data, par.tensor, par.pipeline, par.context,
+        n_rec = recomputed_layers(par, sh.layers, sh.stage == 0) if par.recompute == "full" else 0
+        key = (par.zero, par.zero3_gather, n_rec, par.data, par.tensor, par.pipeline, par.context,
                par.expert, sh.layers, sh.dense_params, sh.expert_params)
         got = self._data_parallel.get(key)
         if got is None:
-            got = self._data_parallel[key] = _data_parallel(self, par, lay, sh)
+            got = self._data_parallel[key] = _data_parallel(self, par, lay, sh, n_rec)
         return got
 
 
@@ -705,8 +773,23 @@ def _model_states(w: Workload, par: Parallel, sh: StageShape) -> tuple[float, fl
     params_b = pb * (dense / (n_dp if z >= 3 else 1) + experts / (n_edp if z >= 3 else 1))
     grads_b = prec.grad_bytes * (dense / (n_dp if z >= 2 else 1) + experts / (n_edp if z >= 2 else 1))
     opt_b = prec.optimizer_bytes * (dense / (n_dp if z >= 1 else 1) + experts / (n_edp if z >= 1 else 1))
-    buffers = ZERO3_LIVE_LAYERS * sh.largest_layer_params * pb if z >= 3 else 0.0
+    buffers = 0.0
+    if z >= 3:
+        live = ZERO3_LIVE_LAYERS * sh.largest_layer_params
+        if par.zero3_gather == "tensor":  # DeepSpeed: at most max_live_parameters, or the largest tensor
+            live = min(live, max(DS_MAX_LIVE_PARAMETERS, _largest_tensor(w.m, par, sh.stage)))
+        buffers = live * pb
     return params_b, grads_b, opt_b, buffers
+
+
+def _largest_tensor(m: Model, par: Parallel, stage: int) -> float:
+    """Parameters of the largest weight tensor stage ``stage`` gathers under ZeRO-3 (after TP): the fused QKV, an
+    MLP matrix, or the embedding and output head on the end stages."""
+    t, h = par.tensor, m.hidden
+    largest = max((h + 2 * m.kv_hidden) * h / t, m.ffn_hidden * h / t)
+    if stage in (0, par.pipeline - 1):
+        largest = max(largest, -(-m.vocab // t) * h)
+    return largest
 
 
 def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageShape) -> tuple[float, ...]:
@@ -715,11 +798,18 @@ def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageSha
     t, p, c, v = par.tensor, par.pipeline, par.context, par.interleave
     sp = par.sequence_parallel and t > 1
     params_b, grads_b, opt_b, buffers = w.model_states(par, sh)
-    act_dense, act_moe, working = w.activations(micro, t, sp, c, par.recompute)
     chunks = in_flight_chunks(sh.stage, p, mbs, v)
-    acts = chunks / v * ((sh.layers - sh.moe_layers) * act_dense + sh.moe_layers * act_moe) + working
+    n_rec = recomputed_layers(par, sh.layers, sh.stage == 0)
+    # a recomputed layer keeps its input, the others everything (in proportion over dense and MoE layers);
+    # one recomputed layer's whole activations live while it is recomputed
+    acts = working = 0.0
+    for mode, share in _layer_counts(par, sh.layers, n_rec):
+        act_dense, act_moe, work = w.activations(micro, t, sp, c, mode)
+        acts += share * ((sh.layers - sh.moe_layers) * act_dense + sh.moe_layers * act_moe)
+        working = max(working, work)
+    acts = chunks / v * acts + working
     s_local = m.seq_len // c
-    if sh.stage == 0:  # the embedding's dropout mask, one per microbatch in flight
+    if sh.stage == 0 and m.dropout:  # the embedding's dropout mask, one per microbatch in flight
         acts += s_local * micro * m.hidden / (t if sp else 1) * -(-chunks // v)
     if sh.stage == p - 1:  # the output layer: its input and the logits (Korthikanti et al. 2022 §4.3)
         acts += prec.activation_bytes / 2 * 4 * s_local * micro * m.hidden / t * (1 + m.vocab / m.hidden)
@@ -738,23 +828,33 @@ class _MicrobatchWork:
     slowdown: float  #: how much overlapped communication slows the kernels it runs beside
 
 
-def _microbatch_work(w: Workload, par: Parallel, micro: int, n_den: int, n_moe: int, last: bool) -> _MicrobatchWork:
-    """Sum the dense and MoE layers' :func:`calc.work.layer_work` of one stage for one microbatch."""
+def _microbatch_work(w: Workload, par: Parallel, micro: int, n_den: int, n_moe: int, last: bool,
+                     n_rec: int) -> _MicrobatchWork:
+    """Sum the dense and MoE layers' :func:`calc.work.layer_work` of one stage for one microbatch; ``n_rec`` of
+    its layers run ``par.recompute``'s mode, the others none (:func:`recomputed_layers`)."""
     t, c, e = par.tensor, par.context, par.expert
     sp = par.sequence_parallel and t > 1
-    works = [(n, w.layer(micro, t, c, e, sp, par.recompute, moe)) for n, moe in ((n_den, False), (n_moe, True)) if n]
+    modes = _layer_counts(par, n_den + n_moe, n_rec)
+    works = [(n * share, w.layer(micro, t, c, e, sp, mode, moe)) for mode, share in modes
+             for n, moe in ((n_den, False), (n_moe, True)) if n]
 
     def total(f) -> float:
         return sum(n * f(lw) for n, lw in works)
 
     compute = total(lambda lw: lw.total_s) + (w.head(micro, t, c) if last else 0.0)
+    if len(modes) == 1:
+        slowdown = w.slowdown(micro, t, c, e, sp, modes[0][0], n_den == 0)
+    else:  # each mode's slowdown, weighted by the time its layers take
+        busy = [(n * lw.total_s, w.slowdown(micro, t, c, e, sp, mode, n_den == 0))
+                for (mode, _), (n, lw) in zip([m for m in modes for k in (n_den, n_moe) if k], works)]
+        slowdown = fsum(x * sd for x, sd in busy) / fsum(x for x, _ in busy)
     return _MicrobatchWork(compute, total(lambda lw: lw.backward_s + lw.recompute_s), total(lambda lw: lw.gemm_s),
                            total(lambda lw: lw.attention_forward_s), total(lambda lw: lw.attention_backward_s),
-                           w.slowdown(micro, t, c, e, sp, par.recompute, n_den == 0))
+                           slowdown)
 
 
 def _model_parallel_times(w: Workload, par: Parallel, micro: int, lay, n_s: int, n_moe: int,
-                          mw: _MicrobatchWork) -> tuple[float, float, float, float]:
+                          mw: _MicrobatchWork, n_rec: int) -> tuple[float, float, float, float]:
     """(TP, CP, EP, PP) seconds of one stage for one microbatch, what overlap leaves exposed included."""
     m, ab = w.m, w.prec.activation_bytes
     t, p, c, e, v = par.tensor, par.pipeline, par.context, par.expert, par.interleave
@@ -767,18 +867,19 @@ def _model_parallel_times(w: Workload, par: Parallel, micro: int, lay, n_s: int,
         tp = ((1, t),)
         one = (w.collective("all-gather", tp, act_payload) + w.collective("reduce-scatter", tp, act_payload)) \
             if sp else w.collective("all-reduce", tp, act_payload)
-        tp_s = n_s * TP_CALLS[par.recompute] * one
+        tp_s = _calls(TP_CALLS, par, n_s, n_s, n_rec) * one
         if par.tp_comm_overlap:
             tp_s = _overlapped(tp_s, mw.gemm, mw.slowdown)
     if c > 1:  # ring attention: c − 1 exchanges per pass, each overlapping one step's attention kernel
         chunk = 2 * micro * s_local * kv_hidden_per_rank(m, t) * ab  # one rank's K and V
         step = w.collective("send-recv", ((strides["context"], c),), chunk)
-        forwards = 2 if par.recompute == "full" else 1
-        cp_s = (c - 1) * (forwards * n_s * _overlapped(step, mw.attention_forward / n_s / c, mw.slowdown)
+        forwards = n_s + (n_rec if par.recompute == "full" else 0)
+        cp_s = (c - 1) * (forwards * _overlapped(step, mw.attention_forward / n_s / c, mw.slowdown)
                           + n_s * _overlapped(2 * step, mw.attention_backward / n_s / c, mw.slowdown))  # dK/dV back
     if e > 1 and n_moe:
         payload = micro * s_local * m.hidden * m.top_k * ab / (t if sp else 1)
-        ep_s = n_moe * EP_CALLS[par.recompute] * w.collective("all-to-all", ((strides["expert"], e),), payload)
+        ep_s = _calls(EP_CALLS, par, n_moe, n_s, n_rec) * w.collective("all-to-all", ((strides["expert"], e),),
+                                                                          payload)
     if p > 1:
         # per microbatch and chunk: the activation goes on (received from the stage before) and its
         # gradient comes back; each rank sends its 1/t (Megatron's scatter/gather, §4.1)
@@ -815,7 +916,7 @@ class _DataParallel:
     optimizer: float
 
 
-def _data_parallel(w: Workload, par: Parallel, lay, sh: StageShape) -> _DataParallel:
+def _data_parallel(w: Workload, par: Parallel, lay, sh: StageShape, n_rec: int) -> _DataParallel:
     """What :func:`stage_cost` needs of a stage's DP group: each transfer over each weight's DP group, whole."""
     z, n_s, dense, experts = par.zero, sh.layers, sh.dense_params, sh.expert_params
     pb, gb = w.prec.param_bytes, w.prec.grad_bytes
@@ -825,7 +926,8 @@ def _data_parallel(w: Workload, par: Parallel, lay, sh: StageShape) -> _DataPara
         rs = over_dp("reduce-scatter", gb * dense, gb * experts, per_layer=True)
     if z == 3:
         ag = over_dp("all-gather", pb * dense, pb * experts, per_layer=True)
-        regather = ag if (par.zero3_gather == "tensor" and par.recompute == "full") else 0.0
+        # DeepSpeed gathers again in each recomputed forward: the recomputed layers' share of the gathers
+        regather = (ag if n_rec == n_s else ag * n_rec / n_s) if par.zero3_gather == "tensor" else 0.0
     if z <= 1:
         reduce_s = over_dp("all-reduce" if z == 0 else "reduce-scatter", gb * dense, gb * experts)
     if z in (1, 2):
@@ -853,8 +955,9 @@ def _zero_time(par: Parallel, dp: _DataParallel, n_s: int, mw: _MicrobatchWork) 
 def _microbatch_time(w: Workload, par: Parallel, micro: int, arr: Arrangement, s: int) -> tuple:
     """(shape, work, TP, CP, EP, PP, ZeRO, total) of stage ``s`` for one microbatch (seconds)."""
     sh = arr.shape(s)
+    n_rec = recomputed_layers(par, sh.layers, s == 0)
     mw, tp_s, cp_s, ep_s, pp_s, busy = w.model_parallel(par, micro, arr.layout, sh.layers, sh.moe_layers,
-                                                        s == par.pipeline - 1)
+                                                        s == par.pipeline - 1, n_rec)
     z_s = _zero_time(par, w.data_parallel(par, arr.layout, sh), sh.layers, mw) if par.zero >= 2 else 0.0
     return sh, mw, tp_s, cp_s, ep_s, pp_s, z_s, busy + z_s
 
@@ -911,7 +1014,7 @@ class DeviceMemory:
     optimizer_bytes: float
     model_states_bytes: float
     activations_bytes: float
-    buffers_bytes: float  #: ZeRO-3's two gathered layers
+    buffers_bytes: float  #: ZeRO-3's gathered weights (two layers; DeepSpeed: at most its live parameters)
     reserve_bytes: float  #: CUDA context, NCCL buffers, allocator fragmentation (``hardware.reserve``)
     total_bytes: float  #: every term, the reserve included
     total_gb: float  #: total_bytes / 1e9
@@ -1004,13 +1107,14 @@ def step_floor(w: Workload, par: Parallel, micro_batch: int, microbatches: int) 
     """
     t, c, e = par.tensor, par.context, par.expert
     sp = par.sequence_parallel and t > 1
-    per_layer = w.layer(micro_batch, t, c, e, sp, par.recompute, w.m.experts > 1 and w.m.moe_layer_freq == 1).total_s
+    mode = par.recompute if par.recompute_layers is None else "none"  # some layers may run without recomputing
+    per_layer = w.layer(micro_batch, t, c, e, sp, mode, w.m.experts > 1 and w.m.moe_layer_freq == 1).total_s
     if t > 1 and not par.tp_comm_overlap:
         n = micro_batch * (w.m.seq_len // c) * w.m.hidden * w.prec.activation_bytes
         tp = ((1, t),)
         one = (w.collective("all-gather", tp, n) + w.collective("reduce-scatter", tp, n)) if sp else \
             w.collective("all-reduce", tp, n)
-        per_layer += TP_CALLS[par.recompute] * one
+        per_layer += TP_CALLS[mode] * one
     return microbatches * w.arrangement(par).most_layers * per_layer
 
 
@@ -1121,11 +1225,12 @@ def _model_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout,
     t, p, c, e, v = par.tensor, par.pipeline, par.context, par.expert, par.interleave
     sp = par.sequence_parallel and t > 1
     mbs, micro, s_local, n_s = est.microbatches_per_step, est.micro_batch, m.seq_len // c, slow.layers
+    n_rec = recomputed_layers(par, n_s, slow.stage == 0)
     act = micro * s_local * m.hidden * ab
     rows: list = []
     if t > 1:
         link = w.link(((1, t),))
-        calls = n_s * TP_CALLS[par.recompute] * mbs
+        calls = round(_calls(TP_CALLS, par, n_s, n_s, n_rec)) * mbs
         ops = (("all-gather", "layer activations (sequence parallel)"),
                ("reduce-scatter", "layer activations (sequence parallel)")) if sp else \
             (("all-reduce", "layer activations"),)
@@ -1134,16 +1239,16 @@ def _model_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout,
     if c > 1:  # ring attention: c − 1 sends of one rank's K and V per pass, and of dK, dV in the backward
         link = w.link(((lay.strides["context"], c),))
         chunk = 2 * micro * s_local * kv_hidden_per_rank(m, t) * ab
-        forwards = 2 if par.recompute == "full" else 1
+        forwards = n_s + (n_rec if par.recompute == "full" else 0)
         rows += _shared([_row("context", "send-recv", "keys and values around the ring", link, chunk,
-                              n_s * (c - 1) * (forwards + 1) * mbs, slow.stage),
+                              (forwards + n_s) * (c - 1) * mbs, slow.stage),
                          _row("context", "send-recv", "key and value gradients around the ring", link, chunk,
                               n_s * (c - 1) * mbs, slow.stage)], slow.context_s * mbs)
     if e > 1 and slow.moe_layers:
         link = w.link(((lay.strides["expert"], e),))
         payload = act * m.top_k / (t if sp else 1)
         rows.append(_row("expert", "all-to-all", "routed tokens (dispatch and combine)", link, payload,
-                         slow.moe_layers * EP_CALLS[par.recompute] * mbs, slow.stage))
+                         round(_calls(EP_CALLS, par, slow.moe_layers, n_s, n_rec)) * mbs, slow.stage))
     if p > 1:
         link = w.link(((lay.strides["pipeline"], p),))
         rows.append(_row("pipeline", "send-recv", "activations and their gradients at stage boundaries", link,
@@ -1172,14 +1277,17 @@ def _data_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout, 
                                            pb * params / buckets, buckets, tail.stage)) if z else ("gather", None))
         if z >= 2:  # every microbatch, by layer, on the slowest stage
             params = slow.expert_params if expert else slow.dense_params
-            per_layer = slow.layers * (layer_tensors(m) if par.zero3_gather == "tensor" else 1)
+            tensors = layer_tensors(m) if par.zero3_gather == "tensor" else 1
+            per_layer = slow.layers * tensors
             dp_rows.append(("zero", _row("data", "reduce-scatter", label + "gradients (every microbatch, by layer)",
                                          link, gb * params / per_layer, per_layer * mbs, slow.stage)))
             if z == 3:
-                gathers = ZERO3_GATHERS + (1 if par.zero3_gather == "tensor" and par.recompute == "full" else 0)
+                regathers = recomputed_layers(par, slow.layers, slow.stage == 0) * tensors \
+                    if par.zero3_gather == "tensor" and par.recompute == "full" else 0
                 dp_rows.append(("zero", _row("data", "all-gather",
                                              label + "weights (before each forward and backward, by layer)", link,
-                                             pb * params / per_layer, per_layer * gathers * mbs, slow.stage)))
+                                             pb * params / per_layer,
+                                             (per_layer * ZERO3_GATHERS + regathers) * mbs, slow.stage)))
     rows: list = []
     for kind, exposed in (("reduce", tail.grad_reduce_exposed_s), ("gather", tail.param_gather_exposed_s),
                           ("zero", slow.zero_s * mbs)):
@@ -1301,6 +1409,10 @@ def assemble(w: Workload, par: Parallel, micro_batch: int) -> Plan:
         ranks = tuple((r, r // s_dp, r // s_pp % p, r // s_cp % c, r // s_ep % e, r % t, r // hw.gpus_per_node)
                       for r in range(hw.gpus))
     hw_flops = w.hardware_flops[par.recompute]
+    if par.recompute_layers is not None:  # the recomputed layers' share of what recomputing every layer adds
+        none = w.hardware_flops["none"]
+        share = fsum(recomputed_layers(par, n, s == 0) for s, n in enumerate(lay.stage_layers)) / m.layers
+        hw_flops = none + (hw_flops - none) * share
     util = step * hw.gpus * hw.flops_per_gpu
     days = None
     if w.tokens is not None:

@@ -151,15 +151,18 @@ _RUNS += [
     _run(f"llama3-405b-{n}-{seq // 1024}k", "llama3", f"Dubey et al. 2024, Table 4 (row {i + 1}) and §3.3.2",
          _llama3_step(n, seq, x), f"{x} TFLOP/s per GPU (BF16 MFU {round(100 * x / 989)} %)",
          "microbatch 1; interleaving v = 8 (a chunk per layer: the first chunk of the first stage holds only the "
-         "embedding, the last of the last stage only the output layer, as §3.3.2 describes); FSDP that keeps "
-         "weights gathered through the step = ZeRO-1 with fp32 gradients (megatron-bf16); no recomputation",
+         "embedding, the last of the last stage only the output layer, as §3.3.2 describes); §3.3.1: FSDP shards "
+         "the optimizer states and gradients but does not reshard the weights after the forward pass = ZeRO-2, "
+         "reducing in the weights' bf16 (PyTorch FSDP's MixedPrecision default reduce_dtype; the paper does not "
+         "say) = bf16-adam; no recomputation (§3.3.2: 8K sequences without activation checkpointing); no dropout "
+         "(the Llama architecture has none: meta-llama/llama3 llama/model.py)",
          model={"layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8, "ffn_hidden": 53248,
-                "gated_mlp": True, "vocab": 128256, "seq_len": seq},
+                "gated_mlp": True, "vocab": 128256, "seq_len": seq, "dropout": False},
          batch={"micro_batch": 1, "global_batch": 16 * 2**20 // seq},
          hardware={"profile": "h100-sxm5-80gb", "gpus": n},
-         parallel={"data": d, "tensor": t, "context": c, "pipeline": p, "interleave": 8, "zero": 1,
+         parallel={"data": d, "tensor": t, "context": c, "pipeline": p, "interleave": 8, "zero": 2,
                    "sequence_parallel": True, "stage_layers": [7] + [8] * 14 + [7]},
-         training={"precision": "megatron-bf16"})
+         training={"precision": "bf16-adam"})
     for i, (n, t, c, p, d, seq, x) in enumerate(_L3)
 ]
 
@@ -248,24 +251,30 @@ _RUNS += [
 # -------------------------------------------------------------------- NVIDIA's NeMo recipes on H100 (bf16)
 _NEMO_SRC = "NVIDIA/dgxc-benchmarking v24.11.1, {readme} (NeMo 24.09 on DGX H100, bf16)"
 _LLAMA31 = {"heads": None, "kv_heads": 8, "gated_mlp": True, "vocab": 128256, "seq_len": 8192, "attention": "flash3"}
-_NEMO = (  # name, readme, model, split, recompute, (GPUs, batch, step) rows
-    ("llama31-8b", "llama3.1/README_8b.md",
+#: The recipes' optimizer (each YAML's ``optim``): Apex's ``distributed_fused_adam`` with ``grad_sync_dtype: bf16``,
+#: a bf16 gradient buffer (bf16-adam); Nemotron-4 340B's also sets ``dtype: bf16``, its master copy and Adam states
+#: in bf16 (bf16-states).
+_NEMO_OPTIM = {"llama3.1/llama3.1_8b.yaml": "bf16-adam", "llama3.1/llama3.1_70b.yaml": "bf16-adam",
+               "nemo_megatron/gpt3_175b_hydra.yaml": "bf16-adam", "nemotron/nemotron4-340b-synth.yaml": "bf16-states"}
+_NEMO = (  # name, readme, recipe YAML, model, split, (GPUs, batch, step) rows
+    ("llama31-8b", "llama3.1/README_8b.md", "llama3.1/llama3.1_8b.yaml",
      {**_LLAMA31, "layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 14336},
      {"tensor": 1, "pipeline": 1, "context": 2}, ((8, 128, 12.91), (128, 2048, 13.10))),
-    ("llama31-70b", "llama3.1/README_70b.md",
+    ("llama31-70b", "llama3.1/README_70b.md", "llama3.1/llama3.1_70b.yaml",
      {**_LLAMA31, "layers": 80, "hidden": 8192, "heads": 64, "ffn_hidden": 28672},
      {"tensor": 4, "pipeline": 4, "context": 2, "interleave": 5, "sequence_parallel": True, "tp_comm_overlap": True},
      ((64, 128, 14.72), (2048, 4096, 14.98))),
-    ("gpt3-175b", "nemo_megatron/README_175b.md", _gpt(96, 12288, 96, attention="flash3"),
+    ("gpt3-175b", "nemo_megatron/README_175b.md", "nemo_megatron/gpt3_175b_hydra.yaml",
+     _gpt(96, 12288, 96, attention="flash3"),
      {"tensor": 4, "pipeline": 8, "interleave": 12, "sequence_parallel": True, "tp_comm_overlap": True},
      ((128, 256, 8.91), (2048, 4096, 9.02))),
-    ("nemotron4-340b", "nemotron/README_340b.md",
+    ("nemotron4-340b", "nemotron/README_340b.md", "nemotron/nemotron4-340b-synth.yaml",
      {"layers": 96, "hidden": 18432, "heads": 96, "kv_heads": 8, "ffn_hidden": 73728, "vocab": 256000,
       "seq_len": 4096, "attention": "flash3"},
      {"tensor": 8, "pipeline": 8, "interleave": 12, "sequence_parallel": True, "recompute": "selective"},
      ((128, 32, 4.61), (2048, 512, 4.84))),
 )
-for name, readme, mdl, split, rows in _NEMO:
+for name, readme, yaml, mdl, split, rows in _NEMO:
     per_replica = split["tensor"] * split["pipeline"] * split.get("context", 1)
     for n, gb, step in rows:
         _RUNS.append(_run(
@@ -273,11 +282,12 @@ for name, readme, mdl, split, rows in _NEMO:
             f"{step} s per step (the last step's time)", "Transformer Engine's fused (cuDNN) attention, "
             "FlashAttention-3 class; the recipe's distributed optimizer (ZeRO-1) with "
             "gradient and weight overlap; microbatch 1 as the recipe says; squared-ReLU MLP of Nemotron-4 taken "
-            "as an ungated MLP of the same width",
+            f"as an ungated MLP of the same width; {yaml}: distributed_fused_adam with grad_sync_dtype bf16"
+            + (" and dtype bf16 (bf16-states)" if _NEMO_OPTIM[yaml] == "bf16-states" else " (bf16-adam)"),
             model={k: x for k, x in mdl.items() if x is not None}, batch={"micro_batch": 1, "global_batch": gb},
             hardware={"profile": "h100-sxm5-80gb", "gpus": n},
             parallel={"data": n // per_replica, "zero": 1, "overlap_param_gather": True, **split},
-            training={"precision": "megatron-bf16"}))
+            training={"precision": _NEMO_OPTIM[yaml]}))
 
 # -------------------------------------------------------------------- MosaicML MPT with FSDP
 _MPT = {"1b": (24, 2048, 16), "3b": (32, 2560, 20), "7b": (32, 4096, 32), "13b": (40, 5120, 40),
@@ -321,8 +331,11 @@ for size, prof, n, seq, b, acc, tps, full, ac in _MOSAIC:
 # -------------------------------------------------------------------- IBM and Meta, PyTorch FSDP blog
 _LLAMA2 = {"7b": (32, 4096, 32, 32, 11008), "13b": (40, 5120, 40, 40, 13824), "34b": (48, 8192, 64, 8, 22016),
            "70b": (80, 8192, 64, 8, 28672)}
-_IBM = (  # model, recompute, A100 tokens/s per GPU, H100 tokens/s per GPU
-    ("7b", "none", 3700, 7500), ("13b", "selective", 1800, 3800), ("34b", "full", 700, 1550),
+#: Table 1's activation checkpointing: none, 'selective' (every other block, fms-fsdp's
+#: ``selective_checkpointing`` 0.5: each 2nd LLaMABlock wrapped whole, fms_fsdp/policies/ac_handler.py), full.
+_IBM_RECOMPUTE = {"none": "none", "every other block": "full", "full": "full"}
+_IBM = (  # model, checkpointing, A100 tokens/s per GPU, H100 tokens/s per GPU
+    ("7b", "none", 3700, 7500), ("13b", "every other block", 1800, 3800), ("34b", "full", 700, 1550),
     ("70b", "full", 370, 800))
 for size, rec, a100, h100 in _IBM:
     l, h, a, kv, f = _LLAMA2[size]
@@ -331,14 +344,19 @@ for size, rec, a100, h100 in _IBM:
             f"ibm-fsdp-llama2-{size}-{prof.split('-')[0]}", "ibm-fsdp",
             "PyTorch blog (IBM and Meta, 2024), 'Maximizing training throughput using PyTorch FSDP', Table 1",
             2 * 4096 / tps, f"{tps} tokens/s per GPU",
-            "full sharding over all GPUs; 'selective' checkpointing taken as every other block is not expressible "
-            "and is read as selective; the cluster's 400 (A100) and 800 (H100) Gb/s are per node: "
+            "full sharding over all GPUs; activation checkpointing " + (
+                "of every other block (the blog's 'selective': fms-fsdp selective_checkpointing 0.5, each 2nd "
+                "LLaMABlock checkpointed whole, fms_fsdp/policies/ac_handler.py): recompute full on half the layers"
+                if rec == "every other block" else rec) +
+            "; the cluster's 400 (A100) and 800 (H100) Gb/s are per node: "
             f"{nic} per GPU",
             model={"layers": l, "hidden": h, "heads": a, "kv_heads": kv, "ffn_hidden": f, "gated_mlp": True,
                    "vocab": 32000, "seq_len": 4096},
             batch={"micro_batch": 2, "global_batch": 2 * n},
             hardware={"profile": prof, "gpus": n, "inter_node_bandwidth": nic},
-            parallel={"data": n, "zero": 3, "recompute": rec}, training={"precision": "bf16-adam"}))
+            parallel={"data": n, "zero": 3, "recompute": _IBM_RECOMPUTE[rec],
+                      **({"recompute_layers": l // 2} if rec == "every other block" else {})},
+            training={"precision": "bf16-adam"}))
 
 #: Every run, in the order of the groups above.
 RUNS: tuple[Run, ...] = tuple(_RUNS)

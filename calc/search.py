@@ -14,7 +14,8 @@ of these axes, and the result says which were fixed:
 - ``data``: what is left; ``zero``: 0-3;
 - ``sequence_parallel``: on and off (with ``tensor > 1``);
 - ``recompute``: none, selective (only with standard attention: with FlashAttention it
-  keeps and redoes what ``none`` does), full; ``interleave``: 1, and with pipelining
+  keeps and redoes what ``none`` does), full (of every layer: ``recompute_layers``, the block method that
+  recomputes only some, is not searched, only kept when the SPEC fixes it); ``interleave``: 1, and with pipelining
   every ``v <= 8`` that the schedule admits (at least ``v`` layers on every stage, the
   microbatches a multiple of the stages);
 - ``micro_batch``: divisors of the per-replica batch up to ``max_micro_batch``.
@@ -59,7 +60,7 @@ _INTERLEAVE_MAX = 8
 #: The axes a search varies unless the SPEC fixes them.
 SEARCHED = ("data", "tensor", "pipeline", "context", "expert", "zero", "sequence_parallel", "recompute",
             "interleave", "stage_layers", "micro_batch")
-_SCHEDULE = ("overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "zero3_gather")
+_SCHEDULE = ("overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "zero3_gather", "recompute_layers")
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +194,9 @@ def search(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-ada
 
     ``fixed`` maps axes of :class:`~calc.plan.Parallel` (and ``micro_batch``) to the value
     every configuration keeps; the schedule switches (``overlap_grad_reduce``, ...) are
-    never searched and come from ``fixed`` or their defaults.
+    never searched and come from ``fixed`` or their defaults. So is ``recompute_layers`` (Megatron's block
+    recomputation: searching it would multiply the space by the layers per stage): given, it fixes
+    ``recompute`` to full.
 
     >>> from calc.model import model
     >>> from calc.plan import hardware
@@ -212,6 +215,12 @@ def search(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-ada
     if unknown:
         name = sorted(unknown)[0]
         raise CalcError(name, "an axis of the search (" + ", ".join(SEARCHED + _SCHEDULE) + ")", fixed[name])
+    if fixed.get("recompute_layers") is not None:
+        n = fixed["recompute_layers"] = count("recompute_layers", fixed["recompute_layers"], minimum=0,
+                                              maximum=m.layers)
+        if fixed.setdefault("recompute", "full") != "full":
+            raise CalcError("recompute_layers", f"blank unless recompute is full (recompute is {fixed['recompute']})",
+                            n)
     if fixed.get("stage_layers") is not None:  # a split of the layers fixes the number of stages
         stages = len(fixed["stage_layers"])
         if fixed.setdefault("pipeline", stages) != stages:

@@ -189,6 +189,12 @@ def atlas_query(inputs: Mapping, parallel: Mapping) -> str:
     return urlencode([(k, x) for k, x in plan_inputs(inputs, parallel).items() if x != defaults[k]])
 
 
+def _recompute_cell(par: Mapping) -> str:
+    """``full``, or ``full, 4/chunk`` when only the first 4 layers of each model chunk are recomputed."""
+    n = par.get("recompute_layers")
+    return par["recompute"] if n is None else f"{par['recompute']}, {n}/chunk"
+
+
 def search_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
     rows = []
     for pl in result["plans"]:
@@ -196,7 +202,7 @@ def search_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
         mem = pl["memory_per_device"]
         rows.append([str(pl["rank"]), str(par["data"]), str(par["tensor"]), str(par["pipeline"]), str(par["context"]),
                      str(par["expert"]), str(par["zero"]), "on" if par["sequence_parallel"] else "off",
-                     par["recompute"], str(par["interleave"]), str(par["micro_batch"]),
+                     _recompute_cell(par), str(par["interleave"]), str(par["micro_batch"]),
                      units.format_time(pl["step_time_s"]), format_result("percent", pl["mfu"]),
                      units.format_bytes(mem["total_bytes"], "iec"), pl["why"],
                      {"text": f"Open #{pl['rank']} in the atlas", "href": ATLAS_HREF + "?" + atlas_query(inputs, par)}])

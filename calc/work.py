@@ -26,6 +26,7 @@ Element-wise bytes per token (``eb`` bytes per element, masks one byte), forward
 
     norms 2 × 2h  ·  bias-dropout-residual 2 × (3·eb + 1)·h  ·  GeLU 2·f/t, SwiGLU 3·f/t
     rotary 2·(h + h_kv)/t  ·  standard attention: softmax 2·eb and dropout (2·eb + 1) per score
+    (a model without dropout writes no masks: residual adds 2 × 3·eb·h, and no dropout of the scores)
 
 Sources: Shoeybi et al. 2019 (Megatron-LM, the layer split); Korthikanti et al. 2022 §4
 (which tensors each operator keeps); Narayanan et al. 2021 §4 (fused operators);
@@ -101,7 +102,7 @@ def _gemms(hw: Hardware, shapes: list[tuple[int, int, int, int]], eb: float,
 
 
 def _attention_times(hw: Hardware, attention: str, heads: int, s_c: int, s: int, d: int, c: int, q_elements: int,
-                     eb: float, memo: dict | None) -> tuple[float, float, float]:
+                     eb: float, memo: dict | None, dropout: bool = True) -> tuple[float, float, float]:
     """(forward, backward, selective recompute) seconds of the attention core of one layer.
 
     Fused (flash) kernels recompute nothing extra under selective recomputation; with context
@@ -118,7 +119,8 @@ def _attention_times(hw: Hardware, attention: str, heads: int, s_c: int, s: int,
             a_bwd += memory_time(hw, (c - 1) * 3 * q_elements * 4, c - 1)
         return a_fwd, a_bwd, 0.0
     scores = heads * s_c * s
-    sm = memory_time(hw, scores * (2 * eb + 2 * eb + 1), 2)  # softmax, then dropout with its mask
+    # softmax, then dropout with its mask
+    sm = memory_time(hw, scores * (2 * eb + 2 * eb + 1), 2) if dropout else memory_time(hw, scores * 2 * eb, 1)
     sq_f, sq_b = _gemms(hw, [(s_c, s, d, heads), (s_c, d, s, heads)], eb, memo)
     return sq_f + sm, sq_b + BACKWARD_MEMORY_RATIO * sm, sq_f + sm
 
@@ -158,11 +160,11 @@ def layer_work(m: Model, hw: Hardware, micro: int, t: int = 1, c: int = 1, e: in
     g_fwd, g_bwd = _gemms(hw, shapes, eb, memo)
 
     rep = t if sequence_parallel else 1
-    ew = T * h * (2 * 2 * eb + 2 * (3 * eb + 1)) / rep  # norms, bias-dropout-residual adds
+    ew = T * h * (2 * 2 * eb + 2 * (3 * eb + (1 if m.dropout else 0))) / rep  # norms, bias-dropout-residual adds
     ew += T * act * (3 if m.gated_mlp else 2) * f_t * eb  # activation function
     if not m.learned_positions:
         ew += 2 * T * (h // t + kv) * eb  # rotary embeddings on Q and K
-    a_fwd, a_bwd, a_rec = _attention_times(hw, attention, heads, s_c, s, d, c, T * (h // t), eb, memo)
+    a_fwd, a_bwd, a_rec = _attention_times(hw, attention, heads, s_c, s, d, c, T * (h // t), eb, memo, m.dropout)
     ew_fwd = memory_time(hw, ew, _EW_KERNELS)
     ew_bwd = memory_time(hw, BACKWARD_MEMORY_RATIO * ew, 2 * _EW_KERNELS)
     forward = g_fwd + a_fwd + ew_fwd

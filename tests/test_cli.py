@@ -279,3 +279,20 @@ def test_json_output_is_strict(capsys, tmp_path):
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"non-strict JSON: {c}"))
     assert out["seconds"] == 8e31
+
+
+@pytest.mark.parametrize("value, message", [
+    (9, "parallel.recompute_layers must be at most 8, the layers of the largest model chunk (layers per stage / "
+        "interleave), got 9"),
+    (2.5, "parallel.recompute_layers must be a whole number >= 0, got 2.5"),
+])
+def test_a_bad_recompute_layers_is_one_line_naming_it(capsys, tmp_path, value, message):
+    """SPEC validation of parallel.recompute_layers: the parameter, the rule and the value, exit 2."""
+    spec = {"model": {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
+                      "gated_mlp": True, "vocab": 128256, "seq_len": 8192},
+            "batch": {"micro_batch": 1, "global_batch": 512}, "hardware": {"profile": "h100-sxm5-80gb", "gpus": 64},
+            "parallel": {"data": 2, "tensor": 8, "pipeline": 4, "zero": 1, "recompute": "full",
+                         "recompute_layers": value}}
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    assert fails(capsys, ["plan", str(path)]) == "python -m calc plan: error: " + message

@@ -15,7 +15,8 @@ from calc.presets import PRESETS
 LISTS = Path(__file__).with_name("frameworks")
 #: The split a search chooses (the rest of a preset stays).
 SPLIT = ("data_parallel", "tensor_parallel", "pipeline_parallel", "context_parallel", "expert_parallel", "zero", "sequence_parallel", "recompute", "interleave",
-         "micro_batch", "stage_layers", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "zero3_gather")
+         "micro_batch", "stage_layers", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "zero3_gather",
+         "recompute_layers")
 PLAN_PARAMS = {p.name for p in COMMANDS["plan"].params}
 
 
@@ -50,6 +51,7 @@ CASES = [
     ("megatron", "llama3-8b", {"zero": 3}),
     ("megatron", "llama3-8b", {"tp_comm_overlap": "true", "recompute": "full"}),
     ("megatron", "llama3-8b", {"precision": "megatron-bf16", "attention": "flash3"}),
+    ("megatron", "gpt3-175b", {"recompute": "full", "recompute_layers": 3, "interleave": 2}),
     ("megatron", "llama3-8b", {"precision": "fp16-adam", "attention": "standard", "recompute": "full"}),
     ("megatron", "llama3-8b", {"data_parallel": 2, "context_parallel": 2, "precision": "fp32-adam"}),
     ("megatron", "mixtral-8x7b", {}),
@@ -59,6 +61,7 @@ CASES = [
     ("torchtitan", "llama3-8b", {"zero": 3, "tp_comm_overlap": "true", "precision": "fp32-adam"}),
     ("torchtitan", "llama3-8b", {"zero": 3, "data_parallel": 2, "context_parallel": 2}),
     ("torchtitan", "mixtral-8x7b", {"zero": 3, "pipeline_parallel": 1, "data_parallel": 8}),
+    ("torchtitan", "llama3-8b", {"zero": 3, "recompute": "full", "recompute_layers": 16}),
     ("deepspeed", "llama3-8b", {}),
     ("deepspeed", "gpt3-175b", {"overlap_grad_reduce": "false"}),
     ("deepspeed", "llama3-8b", {"zero": 3, "zero3_gather": "tensor", "recompute": "full"}),
@@ -126,7 +129,9 @@ def flatten(config: dict, prefix: str = "") -> dict[str, object]:
 def check_config(config: dict, keys: dict) -> None:
     for key, value in flatten(config).items():
         assert key in keys, f"{key} is not in the framework's list"
-        assert value in keys[key].get("choices", [value]), (key, value)
+        spec = keys[key]
+        assert value in spec.get("choices", [value]) or re.fullmatch(spec.get("pattern", "(?!)"), str(value)), \
+            (key, value)
 
 
 def test_lists_name_the_versions_the_exporters_target():
@@ -341,6 +346,28 @@ def test_megatron_recomputation(recompute, expected):
     assert {k: x for k, x in args.items() if k.startswith("--recompute")} == expected
 
 
+@pytest.mark.parametrize("layers,expected", [
+    ("3", {"--recompute-granularity": "full", "--recompute-method": "block", "--recompute-num-layers": "3"}),
+    ("5", {"--recompute-granularity": "full", "--recompute-method": "block", "--recompute-num-layers": "5"}),
+    ("6", {"--recompute-granularity": "full", "--recompute-method": "uniform", "--recompute-num-layers": "1"}),
+])
+def test_megatron_block_recomputation_counts_per_model_chunk(layers, expected):
+    """recompute_layers is Megatron's block method, per model chunk (GPT-3 175B: 8 stages of 12 layers, 2 chunks
+    of 6): a whole chunk is uniform full recomputation; none recomputed writes no flag (Llama-3 8B)."""
+    assert not [k for k in megatron_args(preset="llama3-8b", recompute="full", recompute_layers=0)
+                if k.startswith("--recompute")]
+    for framework in ("megatron", "deepspeed"):
+        changes = {"recompute": "full", "recompute_layers": layers}
+        if framework == "megatron":
+            args = megatron_args(preset="gpt3-175b", interleave=2, **changes)
+        else:
+            out = export("deepspeed", inputs("gpt3-175b", overlap_grad_reduce="false", **changes))
+            args = parse_arguments(list(out["arguments"]), flag_list("megatron-deepspeed")["flags"])
+            if layers == "6":  # one chunk per stage of 12 layers: 6 is the block method there
+                expected = {**expected, "--recompute-method": "block", "--recompute-num-layers": "6"}
+        assert {k: x for k, x in args.items() if k.startswith("--recompute")} == expected
+
+
 @pytest.mark.parametrize("changes,param", [
     ({"zero": 3, "zero3_gather": "tensor"}, "zero3_gather"),
     ({"tp_comm_overlap": "true", "sequence_parallel": "false"}, "tp_comm_overlap"),
@@ -425,6 +452,24 @@ def test_torchtitan_experts_split_by_tensor_parallelism_too():
     par = torchtitan_config("mixtral-8x7b", zero=3, pipeline_parallel=1, data_parallel=8)["config"]["parallelism"]
     assert (par["expert_parallel_degree"], par["expert_tensor_parallel_degree"]) == (4, 2)
     assert par["data_parallel_shard_degree"] == 32
+
+
+@pytest.mark.parametrize("layers,expected", [
+    ("0", {"mode": "none"}), ("32", {"mode": "full"}), ("16", {"mode": "selective", "selective_ac_option": "2"}),
+    ("8", {"mode": "selective", "selective_ac_option": "4"}),
+])
+def test_torchtitan_block_recomputation_is_every_kth_block(layers, expected):
+    """torchtitan checkpoints every k-th block: recompute_layers ⌊32/k⌋ of 32 layers is option "k"."""
+    config = torchtitan_config(zero=3, recompute="full", recompute_layers=layers)["config"]
+    assert config["activation_checkpoint"] == expected
+
+
+def test_torchtitan_refuses_a_block_count_no_k_gives():
+    """12 of 32 layers is no ⌊32/k⌋: refused, naming recompute_layers."""
+    with pytest.raises(CalcError, match=r"^recompute_layers must be ⌊layers per stage / k⌋ for some k \(every k-th "
+                                        r"block\) for torchtitan v0.2.2 .*got 12$") as e:
+        torchtitan_config(zero=3, recompute="full", recompute_layers=12)
+    assert e.value.param == "recompute_layers"
 
 
 @pytest.mark.parametrize("changes,param", [
@@ -530,3 +575,11 @@ def test_the_framework_is_one_of_three():
     """--to names one of the frameworks."""
     with pytest.raises(CalcError, match="^to must be one of megatron, torchtitan, deepspeed, got 'jax'"):
         export("jax", dict(PRESETS["llama3-8b"].inputs))
+
+
+@pytest.mark.parametrize("framework", ["megatron", "torchtitan", "deepspeed"])
+def test_bf16_optimizer_states_are_refused_by_every_framework(framework):
+    """bf16-states (Apex's DistributedFusedAdam with dtype bf16) has no flag in the frameworks targeted."""
+    with pytest.raises(CalcError) as e:
+        export(framework, inputs("llama3-8b", precision="bf16-states", zero=3 if framework == "torchtitan" else 1))
+    assert e.value.param == "precision" and "bf16-states" in str(e.value)

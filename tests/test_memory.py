@@ -52,7 +52,7 @@ def test_tp_and_pp_divide_model_states():
         (dict(params=1e16), "params must be a whole number <= 1000000000000000, got 1e+16"),
         (dict(data_parallel=0), "data_parallel must be a whole number >= 1, got 0"),
         (dict(precision="fp8"), "precision must be one of bf16-adam, fp16-adam, megatron-bf16, megatron-fp16, "
-                                "fp32-adam, got 'fp8'"),
+                                "fp32-adam, bf16-states, got 'fp8'"),
     ],
 )
 def test_model_states_errors(kwargs, message):
@@ -151,3 +151,15 @@ def test_kv_heads_replicated_past_their_count_hold_one_head_per_rank():
     assert replicated == layer_activation_bytes(**common, kv_heads=16)
     split = {**common, "tensor_parallel": 4}  # below kv_heads the heads are split and fewer of them are smaller
     assert layer_activation_bytes(**split, kv_heads=8) < layer_activation_bytes(**split, kv_heads=16)
+
+
+def test_a_model_without_dropout_keeps_no_masks():
+    """Without dropout the two s·b·h masks (the replicated 10 becomes 8) and, with standard attention, the
+    probabilities' mask and dropped output (5 a·s/h becomes 2) are not kept; with dropout Korthikanti's form holds."""
+    s, b, h, a = 2048, 1, 12288, 96
+    sbh = s * b * h
+    assert layer_activation_bytes(s, b, h, a) == sbh * (34 + 5 * a * s / h)
+    assert layer_activation_bytes(s, b, h, a, dropout=False) == sbh * (32 + 2 * a * s / h)
+    kw = dict(tensor_parallel=8, sequence_parallel=True, recompute="selective")
+    assert layer_activation_bytes(s, b, h, a, **kw) - layer_activation_bytes(s, b, h, a, dropout=False, **kw) == \
+        2 * sbh / 8

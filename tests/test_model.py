@@ -98,8 +98,9 @@ def test_model_validation_messages(kwargs, message):
 
 
 def test_each_precision_recipe_has_its_bytes_per_parameter_and_unknown_is_refused():
-    """16 bytes for the ZeRO recipes, 18 and 20 for Megatron's, 16 for fp32; unknown names rejected."""
+    """16 bytes for the ZeRO recipes, 18 and 20 for Megatron's, 16 for fp32, 10 for bf16 optimizer states; unknown
+    names rejected."""
     assert {n: p.total_bytes for n, p in PRECISIONS.items()} == {
-        "bf16-adam": 16, "fp16-adam": 16, "megatron-bf16": 18, "megatron-fp16": 20, "fp32-adam": 16}
+        "bf16-adam": 16, "fp16-adam": 16, "megatron-bf16": 18, "megatron-fp16": 20, "fp32-adam": 16, "bf16-states": 10}
     with pytest.raises(CalcError, match="^precision must be one of bf16-adam"):
         precision("int8")

@@ -463,3 +463,96 @@ def test_device_memory_is_the_plans_memory():
     mem = evaluate("device-memory", {k: x for k, x in inputs.items() if k in keys})
     for key in ("params_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "total_bytes", "binding_term"):
         assert mem[key] == plan[key], key
+
+
+# ---------------------------------------------------------------------------- block recomputation
+
+#: Llama-3-8B on 4 stages of 8 layers, 2 chunks each: 4 layers per model chunk.
+_BLOCK = dict(data=2, tensor=8, pipeline=4, zero=1, sequence_parallel=True, interleave=2)
+
+
+def _numbers(pl) -> dict:
+    """A plan's figures, without the split that names how they were reached."""
+    out = pl.as_dict()
+    del out["parallel"]
+    return out
+
+
+def test_recompute_layers_none_and_all_are_the_existing_modes():
+    """0 recomputed layers is recompute none, every layer of each chunk is full: the same plan, figure for figure."""
+    none = plan(LLAMA, 1, 512, HW, parallel(**_BLOCK))
+    full = plan(LLAMA, 1, 512, HW, parallel(**_BLOCK, recompute="full"))
+    assert _numbers(plan(LLAMA, 1, 512, HW, parallel(**_BLOCK, recompute="full", recompute_layers=0))) == _numbers(none)
+    assert _numbers(plan(LLAMA, 1, 512, HW, parallel(**_BLOCK, recompute="full", recompute_layers=4))) == _numbers(full)
+
+
+def test_more_recomputed_layers_less_memory_more_time():
+    """Each layer recomputed keeps only its input (less memory), redoes its forward and its TP collectives
+    (more time and hardware FLOPs), on a model with MoE and dense layers and context parallelism too."""
+    moe = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True, experts=8, top_k=2,
+                moe_layer_freq=2)
+    for m, par in ((LLAMA, _BLOCK), (moe, dict(_BLOCK, tensor=4, context=2))):
+        plans = [plan(m, 1, 512, HW, parallel(**par, recompute="full", recompute_layers=n)) for n in range(5)]
+        acts = [p.memory_per_device.activations_bytes for p in plans]
+        steps = [p.step_time_s for p in plans]
+        flops = [p.hardware_flops_per_step for p in plans]
+        tp = [sum(c.calls_per_step for c in rows(p, "tensor")) for p in plans]
+        assert acts == sorted(acts, reverse=True) and len(set(acts)) == 5
+        assert steps == sorted(steps) and len(set(steps)) == 5
+        assert flops == sorted(flops) and len(set(flops)) == 5
+        assert tp == sorted(tp) and len(set(tp)) == 5
+
+
+def test_recompute_layers_counts_per_model_chunk():
+    """Megatron's block method counts per model chunk: with 2 chunks of 4, 2 layers per chunk is half the stage
+    (the hardware FLOPs are half way between none and full)."""
+    none, half, full = (plan(LLAMA, 1, 512, HW, parallel(**_BLOCK, **kw)).hardware_flops_per_step
+                        for kw in ({}, {"recompute": "full", "recompute_layers": 2}, {"recompute": "full"}))
+    assert half == pytest.approx((none + full) / 2, rel=1e-12)
+
+
+def test_recompute_layers_refusals():
+    """Only with full recomputation, a whole number, and at most the layers of the largest model chunk."""
+    with pytest.raises(CalcError, match=r"^recompute_layers must be blank unless recompute is full \(recompute is "
+                                        r"selective: it applies to every layer\), got 2$"):
+        parallel(recompute="selective", recompute_layers=2)
+    with pytest.raises(CalcError, match=r"^recompute_layers must be a whole number >= 0, got -1$"):
+        parallel(recompute="full", recompute_layers=-1)
+    with pytest.raises(CalcError, match=r"^recompute_layers must be at most 4, the layers of the largest model chunk "
+                                        r"\(layers per stage / interleave\), got 5$"):
+        check_combination(LLAMA, 1, 512, HW, parallel(**_BLOCK, recompute="full", recompute_layers=5))
+
+
+def test_recompute_layers_in_a_spec():
+    """The SPEC field reaches the plan, and a bad value is one error naming parallel.recompute_layers."""
+    raw = {**PRESETS["llama3-8b"].inputs, "recompute": "full", "recompute_layers": "1"}
+    out = evaluate("plan", raw)
+    assert out["parallel"]["recompute_layers"] == 1
+    assert out["step_time_s"] < evaluate("plan", {**raw, "recompute_layers": ""})["step_time_s"]
+    with pytest.raises(CalcError, match="recompute_layers must be a whole number >= 0, got 1.5"):
+        evaluate("plan", {**raw, "recompute_layers": "1.5"})
+
+
+def test_deepspeed_zero3_keeps_at_most_its_live_parameters_gathered():
+    """DeepSpeed's ZeRO-3 (tensor gathers) releases weights beyond stage3_max_live_parameters (1e9) unless one
+    tensor is larger; PyTorch FSDP (layer gathers) keeps two whole layers."""
+    big = model(105, 20480, 128, 51200, 2048, biases=True, learned_positions=True, attention="standard")
+    hw = hardware(64, profile_name="a100-sxm4-80gb", dtype="fp16")
+    w = workload(big, 256, hw, "megatron-fp16")
+    fsdp, ds = (memory(w, parallel(64, zero=3, recompute="full", zero3_gather=g), 1).buffers_bytes
+                for g in ("layer", "tensor"))
+    layer = 12 * 20480**2 + 13 * 20480  # weights and biases of one layer
+    assert fsdp == 2 * layer * 2
+    assert ds == 4 * 20480**2 * 2  # the MLP's 4h × h matrix, larger than 1e9 parameters
+    small = workload(LLAMA, 512, HW)
+    assert memory(small, parallel(64, zero=3, zero3_gather="tensor"), 1).buffers_bytes == \
+        memory(small, parallel(64, zero=3), 1).buffers_bytes  # two Llama-3-8B layers are fewer than 1e9 parameters
+
+
+def test_device_memory_takes_recompute_layers():
+    """device-memory's activations fall from none to full as more layers are recomputed, 0 and all at the ends."""
+    raw = dict(COMMANDS["device-memory"].example, recompute="full")
+    acts = [evaluate("device-memory", {**raw, "recompute_layers": n})["activations_bytes"] for n in ("0", "16", "32")]
+    none = evaluate("device-memory", {**raw, "recompute": "none"})["activations_bytes"]
+    assert acts[0] == none and acts[2] == evaluate("device-memory", raw)["activations_bytes"]
+    assert acts[0] > acts[1] > acts[2]

@@ -206,11 +206,14 @@ def test_an_enormous_space_is_capped_and_says_so():
         (dict(top=1001), "top must be a whole number <= 1000, got 1001"),
         (dict(max_micro_batch=0), "max_micro_batch must be a whole number >= 1, got 0"),
         (dict(precision="int4"), "precision must be one of bf16-adam, fp16-adam, megatron-bf16, megatron-fp16, "
-                                 "fp32-adam, got 'int4'"),
+                                 "fp32-adam, bf16-states, got 'int4'"),
         (dict(fixed={"banana": 1}), "banana must be an axis of the search (data, tensor, pipeline, context, expert, "
                                     "zero, sequence_parallel, recompute, interleave, stage_layers, micro_batch, "
-                                    "overlap_grad_reduce, overlap_param_gather, tp_comm_overlap, zero3_gather), "
-                                    "got 1"),
+                                    "overlap_grad_reduce, overlap_param_gather, tp_comm_overlap, zero3_gather, "
+                                    "recompute_layers), got 1"),
+        (dict(fixed={"recompute": "selective", "recompute_layers": 2}),
+         "recompute_layers must be blank unless recompute is full (recompute is selective), got 2"),
+        (dict(fixed={"recompute_layers": 33}), "recompute_layers must be a whole number <= 32, got 33"),
     ],
 )
 def test_errors(kwargs, message):
@@ -229,3 +232,17 @@ def test_search_summary_is_small_and_counts_every_refusal():
     assert sum(g["count"] for g in full["refused_summary"]) == full["refused_count"] > 0
     answer = page_request(json.dumps({"op": "evaluate", "command": "search", "inputs": inputs}))
     assert len(answer) < 64_000
+
+
+def test_a_fixed_recompute_layers_is_kept_and_fixes_full_recomputation():
+    """recompute_layers is not searched; fixed, every plan keeps it with recompute full (the bound is a refusal)."""
+    r = search(LLAMA, 512, HW, top=20, fixed={"recompute_layers": 5, "tensor": 8})
+    assert r.plans and all(p["parallel"]["recompute"] == "full" and p["parallel"]["recompute_layers"] == 5
+                           for p in r.plans)
+    assert r.fixed["recompute"] == "full"
+    assert all(-(-max(p["parallel"]["stage_layers"] or [32 // p["parallel"]["pipeline"]]) //
+                 p["parallel"]["interleave"]) >= 5 for p in r.plans)
+    assert any(s["rule"].endswith("the layers of the largest model chunk (layers per stage / interleave)")
+               for s in r.refused_summary)  # 8 stages of 4 layers, or 4 stages in chunks of 4
+    free = search(LLAMA, 512, HW, top=5, fixed={"tensor": 8})
+    assert all(p["parallel"]["recompute_layers"] is None for p in free.plans)

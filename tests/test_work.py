@@ -67,3 +67,13 @@ def test_the_head_and_the_optimizer():
     assert head_work(GPT3, A100, 1, t=1) > head_work(GPT3, A100, 1, t=8)
     t = optimizer_time(A100, 1e9, 2, 2, 12)
     assert t == pytest.approx(30e9 / (2.039e12 * A100.gpu.hbm_efficiency) + 4 * A100.gpu.kernel_overhead_s)
+
+
+def test_a_model_without_dropout_moves_fewer_bytes():
+    """No dropout: no masks written by the residual adds and no dropout of the scores; the GEMMs are the same."""
+    hw = hardware(8, profile_name="a100-sxm4-80gb", dtype="fp16")
+    for attention in ("standard", "flash"):
+        with_, without = (layer_work(model(96, 12288, 96, 51200, 2048, dropout=d, attention=attention), hw, 1, t=8,
+                                     attention=attention) for d in (True, False))
+        assert without.memory_bound_s < with_.memory_bound_s and without.total_s < with_.total_s
+        assert without.gemm_s == with_.gemm_s

@@ -38,6 +38,8 @@ _SPEC_MODEL = (
     Param("biases", "flag", "Biases in linear layers and norms (GPT-3 style)", default="false", section="model"),
     Param("learned_positions", "flag", "Learned position embeddings (GPT-3 style; else rotary)", default="false",
           section="model"),
+    Param("dropout", "flag", "Dropout (GPT-3 style: its masks kept for the backward pass; Llama has none)",
+          default="true", section="model"),
     Param("experts", "count", "Experts per MoE layer (1: dense)", default="1", maximum=_model.MAX_EXPERTS,
           section="model"),
     Param("top_k", "count", "Experts per token", default="1", maximum=_model.MAX_EXPERTS, section="model"),
@@ -84,6 +86,9 @@ _PARALLEL_DEGREES = tuple(
     Param("sequence_parallel", "flag", "Sequence parallelism", default="false", section="parallel"),
     Param("recompute", "choice", "Activation recomputation", default="none", choices=_memory.RECOMPUTE,
           section="parallel"),
+    Param("recompute_layers", "count", "Layers recomputed per model chunk (with full)",
+          help="Blank: every layer. Megatron's --recompute-method block --recompute-num-layers.", minimum=0,
+          maximum=_model.MAX_LAYERS, section="parallel"),
     Param("interleave", "count", "Model chunks per stage v", default="1", maximum=MAX_INTERLEAVE, section="parallel"),
     Param("stage_layers", "counts", "Layers per stage (e.g. 7,8,...,8,7)", help="Blank: as even as possible.",
           maximum=_model.MAX_LAYERS, section="parallel"),
@@ -110,7 +115,7 @@ def _spec_model(v: dict) -> _model.Model:
         v["layers"], v["hidden"], v["heads"], v["vocab"], v["seq_len"], kv_heads=v["kv_heads"],
         ffn_hidden=v["ffn_hidden"], gated_mlp=v["gated_mlp"], tied_embeddings=v["tied_embeddings"],
         biases=v["biases"], learned_positions=v["learned_positions"], experts=v["experts"], top_k=v["top_k"],
-        moe_layer_freq=v["moe_layer_freq"], attention=v["attention"],
+        moe_layer_freq=v["moe_layer_freq"], attention=v["attention"], dropout=v["dropout"],
     )
 
 
@@ -129,7 +134,7 @@ def _spec_parallel(v: dict) -> _plan.Parallel:
     return _plan.parallel(*(v[f"{a}_parallel"] for a in AXES), v["zero"],
                           v["sequence_parallel"], v["recompute"], v["interleave"], v["stage_layers"],
                           v["overlap_grad_reduce"], v["overlap_param_gather"], v["tp_comm_overlap"],
-                          v["zero3_gather"])
+                          v["zero3_gather"], v["recompute_layers"])
 
 
 def _compute_plan(v: dict) -> dict:
@@ -177,7 +182,9 @@ PLAN = Command(
 )
 
 #: In ``search``, a blank field of the ``parallel`` section is searched; a value fixes it.
-_SEARCH_PARALLEL = tuple(replace(p, default=None, help="Blank: searched.") for p in _PARALLEL_DEGREES) + tuple(
+_SEARCH_PARALLEL = tuple(replace(p, default=None, help="Blank: every layer (not searched; a value fixes recompute "
+                                 "to full)." if p.name == "recompute_layers" else "Blank: searched.")
+                         for p in _PARALLEL_DEGREES) + tuple(
     replace(p, default=None, help=f"Blank: {p.default}.") for p in _SCHEDULE)
 
 
