@@ -11,6 +11,9 @@ DOM contract (``calc-mode.mjs`` makes it live; tests rely on it):
   shown one after the other, each under its own title; the script shows the switch and hides
   (the ``hidden`` attribute) every tool but the chosen one;
 - each radio has ``value="MODE"`` and ``data-panel="PANEL_ID"``; the first is checked (the default);
+- the tools follow the switch on the page, the default first, and no other tool does: when scripts
+  run, a rule of ``atlas.css`` hides every tool after the first while the switch is still hidden, so
+  the other modes' long tools cost no style or layout at load (issue 15);
 - the address holds ``KEY=MODE`` (absent for the default), and a refused value is explained in
   the ``role="status"`` note of the switch (``data-modes-note``).
 """

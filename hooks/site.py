@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import (accuracy, assets, content, csp, math, modes, quiz, reproducible, runtime, search_index, tables,
+from . import (accuracy, assets, content, csp, math, modes, quiz, reproducible, runtime, search_index, tables, theme_css,
                templates, views, widgets)
 from .markers import MarkerError, Renderer, replace_markers
 from .math import MathError
@@ -73,6 +73,8 @@ def on_post_build(state: BuildState, config) -> None:
     close(state)
     if (state.site_dir / search_index.INDEX).is_file():  # none when search is off, or nothing was built
         search_index.defer_documents(state.site_dir)
+    if (state.site_dir / "assets/stylesheets").is_dir():  # none when nothing was built
+        theme_css.drop_switching_rule(state.site_dir)
     csp.apply(state.site_dir)
 
 

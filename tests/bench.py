@@ -19,7 +19,8 @@ planner's search for 1024 GPUs in the page (:func:`bench_tools`).
 Bad input (:mod:`tests.bench_input`): the slowest refusal of a value far past every limit, per
 entry point (target: under a second).
 
-Run: ``python -m tests.bench [--runs N] [--only latency|budgets|search|input]``.
+Run: ``python -m tests.bench [--runs N] [--only latency|budgets|search|input] [--pages /,/tools/atlas/]``
+(``--pages``: the budgets on those pages only; by default on every page of the site, about a minute each).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from urllib.parse import urlsplit
 from tests.bench_engine import TARGETS_S, bench_search
 from tests.bench_input import bench_bad_input
 from hooks import runtime
-from tests.browser.atlas_browser import CHROMIUM_ARGS, build_site, calculators, serve
+from tests.browser.atlas_browser import CHROMIUM_ARGS, build_site, calculators, page_paths, serve
 from tests.support import ROOT
 
 TARGET_RATIO = 0.7  #: first result cold, ours / bare Pyodide (issue 15; 1.15 before the snapshot)
@@ -181,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--inputs", type=int, default=200)
     parser.add_argument("--lighthouse-runs", type=int, default=3, help="Lighthouse runs per page (median kept)")
     parser.add_argument("--only", choices=("latency", "budgets", "search", "input"), help="run one part only")
+    parser.add_argument("--pages", type=lambda text: [p.strip() for p in text.split(",") if p.strip()],
+                        help="budgets on these pages only, comma-separated URL paths (default: every page)")
     args = parser.parse_args(argv)
 
     if args.only in (None, "input"):
@@ -199,7 +202,15 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="atlas-budgets-") as tmp:
             site = Path(tmp) / "site"
             build_site(site)
-            print_budgets(bench_budgets(site, executable, args.lighthouse_runs))
+            every = budget_pages(site)
+            chosen = every if args.pages is None else args.pages
+            unknown = [p for p in chosen if p not in every]
+            if unknown:
+                print(f"--pages: no such page {', '.join(unknown)} (pages: {', '.join(every)})", file=sys.stderr)
+                return 2
+            print(f"Budgets on {len(chosen)} of the site's {len(every)} pages" +
+                  ("" if args.pages is None else f" (--pages; not measured: {', '.join(p for p in every if p not in chosen)})"))
+            print_budgets(bench_budgets(site, executable, args.lighthouse_runs, chosen))
     if args.only in (None, "search"):
         print("Engine (tests/bench_engine.py: GPT-3 175B on 1024 and 16,384 A100-80GB; a capped search; validate)")
         for key, value in bench_search().items():
@@ -330,8 +341,6 @@ def bench_latency(args, executable: str) -> None:
 # (http.server alone does not compress, which would misstate every network-bound figure).
 
 BUDGETS = {"performance": 0.95, "accessibility": 1.0, "best-practices": 0.95}
-#: Pages without a calculator the budgets cover besides the home page (issue 15 names these).
-NO_CALC_PAGES = ("/calculators/", "/history/", "/tradeoffs/")
 TBT_BUDGET_MS = 100.0
 INITIAL_WEIGHT_BUDGET = 600_000
 #: Paths of the in-page Python: Pyodide, the wheel and its manifest, the worker that loads them.
@@ -413,12 +422,19 @@ def page_weight(browser, base: str, path: str) -> dict:
     return weight
 
 
-def bench_budgets(site: Path, executable: str, runs: int = 3) -> list[dict]:
-    """Lighthouse (median of ``runs``) and the lazy-Python check on the home page, some pages without a
-    calculator (with their weight before any interaction) and every calculator page."""
+def budget_pages(site: Path) -> list[str]:
+    """Every page of the built site, as the nav lists them (``mkdocs.yml`` warns of a page left out of it),
+    the home page first; not the 404 page."""
+    return sorted((p for p in page_paths(site) if p.endswith("/")), key=lambda p: (p != "/", p))
+
+
+def bench_budgets(site: Path, executable: str, runs: int = 3, paths: list[str] | None = None) -> list[dict]:
+    """Lighthouse (median of ``runs``) on each of ``paths`` (default: every page); the lazy-Python check on
+    pages with a calculator, the weight before any interaction on pages without one (issue 15)."""
     from playwright.sync_api import sync_playwright
 
-    paths = ["/", *NO_CALC_PAGES] + sorted({w.path for w in calculators(site)})
+    paths = budget_pages(site) if paths is None else paths
+    with_calc = {w.path for w in calculators(site)}
     server = serve(site, compress=True)
     base = f"http://{server.server_address[0]}:{server.server_address[1]}"
     rows = []
@@ -436,9 +452,8 @@ def bench_budgets(site: Path, executable: str, runs: int = 3) -> list[dict]:
                     "lcp_ms": audits["largest-contentful-paint"]["numericValue"],
                     "cls": audits["cumulative-layout-shift"]["numericValue"],
                     "initial_bytes": weight, "initial_requests": count,
-                    "lazy": python_before_shown(browser, base, path) if path not in ("/", *NO_CALC_PAGES)
-                    else "no calculator",
-                    "weight": page_weight(browser, base, path) if path in ("/", *NO_CALC_PAGES) else None,
+                    "lazy": python_before_shown(browser, base, path) if path in with_calc else "no calculator",
+                    "weight": page_weight(browser, base, path) if path not in with_calc else None,
                     "failing": [k for k, a in audits.items() if a.get("score") is not None and a["score"] < 0.9
                                 and a.get("scoreDisplayMode") in ("binary", "numeric", "metricSavings")
                                 and k in _CATEGORY_AUDITS(report)],

@@ -12,7 +12,7 @@ import json
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from tests.browser.atlas_browser import Calculator, Watch, open_context, visit
+from tests.browser.atlas_browser import Calculator, Hold, Watch, open_context, visit
 from tests.browser.test_a11y import axe, in_both_palettes
 from tests.browser.test_browser_tools import spec_json
 
@@ -244,6 +244,28 @@ def test_no_sideways_scroll_at_375_px_in_either_mode(browser, base_url, watch):
         assert watch.errors == [] and watch.offsite == []
     finally:
         context.close()
+
+
+def test_with_scripts_the_serving_tool_is_not_laid_out_until_the_switch_is_live(browser, base_url, watch):
+    """While the page's scripts load (calc-mount.mjs held back), the serving tool, second after the hidden switch,
+    is not rendered (atlas.css: no style or layout for it at load) though it has no hidden attribute yet; once
+    the switch is live the tool the address names is shown, the other hidden by its attribute."""
+    hold = Hold("/calc-mount.mjs")
+    context = open_context(browser, base_url, watch, fault=hold)
+    try:
+        page = context.new_page()
+        with page.expect_request(lambda request: request.url.endswith("/calc-mount.mjs")):
+            page.goto(PATH + "?mode=inference")
+        atlas = Atlas(page)
+        assert atlas.switch.is_hidden() and atlas.serving.root.get_attribute("hidden") is None
+        assert page.evaluate("getComputedStyle(document.getElementById('atlas-serve')).display") == "none"
+        assert atlas.training.root.is_visible()
+        hold.release()
+        atlas.wait_shown("inference")
+        assert atlas.switch.is_visible() and atlas.serving.root.is_visible() and atlas.training.root.is_hidden()
+    finally:
+        context.close()
+    assert watch.offsite == []
 
 
 def test_both_modes_are_prerendered_without_javascript(browser, base_url, watch):

@@ -116,6 +116,37 @@ def test_presets_load_and_render(page):
             assert query == {}, name  # only non-default values are kept
 
 
+#: Counts, per tool view, the times its drawings and tables were replaced (calc-view.mjs replaceChildren);
+#: installed once per document, which instant navigation keeps.
+COUNT_REDRAWS = """() => {
+  window.__redraws = {};
+  new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.type === "childList" && r.target.matches?.("[data-view]")) {
+        window.__redraws[r.target.id] = (window.__redraws[r.target.id] ?? 0) + 1;
+      }
+    }
+  }).observe(document, { subtree: true, childList: true });
+}"""
+
+
+def test_the_builds_drawing_stays_for_the_default_inputs(page):
+    """Python's answer for the default inputs is what the build drew with the same calc: the build's drawing stays
+    (no nodes to style and lay out when Python becomes ready); other inputs redraw it, and from then on a return
+    to the defaults redraws too."""
+    visit(page, "/")
+    page.evaluate(COUNT_REDRAWS)
+    calc = open_tool(page, "plan")
+    assert calc.current() and calc.root.get_attribute("data-draw-ms") is None
+    assert page.evaluate("window.__redraws") == {}
+    defaults = calc.inputs()
+    assert calc.set_inputs({"interleave": "2"}, blank_others=False) == "ready"
+    assert page.evaluate("window.__redraws") == {"atlas-view": 1}
+    assert calc.set_inputs(defaults, blank_others=False) == "ready"
+    assert page.evaluate("window.__redraws") == {"atlas-view": 2}
+    assert crossings_drawn(calc) == len(evaluate("plan", defaults)["communications"])
+
+
 def test_url_restores_the_atlas(page, tmp_path):
     """Opening the atlas with a query restores those inputs and their results."""
     calc = open_tool(page, "plan", "?data_parallel=32&pipeline_parallel=4&interleave=2")

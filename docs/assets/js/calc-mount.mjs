@@ -129,7 +129,7 @@ function mountCalculator(root, signal) {
     root.dataset.ms = ms.toFixed(2);
     if (chart && answer.chart) drawChart(chart, answer.chart, answer.text);
     if (ring && answer.chart) ring.update(String(answer.chart.ranks));
-    if (view) view.update(answer);
+    if (view) view.update(answer, isDefault(fields));
     launch?.update(answer);
     pin?.update(readInputs(fields));
   }

@@ -116,7 +116,7 @@ export function openFolds(root, changed = false) {
   }
 }
 
-/** Make a tool's view and presets live; returns {update(answer)} for calc-mount.mjs. */
+/** Make a tool's view and presets live; returns {update(answer, atDefaults)} for calc-mount.mjs. */
 export function mountView(root, signal) {
   const view = root.querySelector("[data-view]");
   const form = root.querySelector(".calc__form");
@@ -133,9 +133,14 @@ export function mountView(root, signal) {
       form.querySelector("[name]").dispatchEvent(new Event("input", { bubbles: true }));
     }, { signal });
   }
+  let built = true; // the view shown is the build's, drawn for the default inputs (hooks/views.py)
   return {
-    update(answer) {
-      if (!answer.view) return;
+    /** Redraw for `answer`; `atDefaults`: it answers the default inputs. The build drew those already with the
+     * same calc, so while its drawing is shown it stays: no new nodes to style and lay out when Python becomes
+     * ready or a tool is shown again (issue 15). */
+    update(answer, atDefaults) {
+      if (!answer.view || (built && atDefaults)) return;
+      built = false;
       const started = performance.now();
       const parts = answer.view.figures.map((d, i) => {
         const figure = document.createElement("figure");

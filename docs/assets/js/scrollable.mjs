@@ -3,6 +3,9 @@
 // scroll it (WCAG 2.1.1; axe rule scrollable-region-focusable). When it fits again it is plain
 // content and no extra Tab stop. Code blocks are left to the theme, which does the same for them.
 // Runs on every page view, instant navigation included; the observer is replaced each time.
+// Measured only in the observer's callbacks, which the browser delivers after its own layout (the
+// first one for every element observed), reading every width before changing any attribute: measuring
+// at mount forced a layout of the whole page, once more after each change (issue 15).
 
 const REGIONS = [
   [".md-typeset__scrollwrap", "Table, scrolls sideways"],
@@ -11,14 +14,17 @@ const REGIONS = [
 
 let observer = null;
 
-function update(element) {
-  const overflows = element.scrollWidth > element.clientWidth + 1;
-  if (overflows && !element.hasAttribute("data-scrollable")) {
+function overflows(element) {
+  return element.scrollWidth > element.clientWidth + 1;
+}
+
+function update(element, wide) {
+  if (wide && !element.hasAttribute("data-scrollable")) {
     element.setAttribute("data-scrollable", "");
     element.tabIndex = 0;
     element.setAttribute("role", "region");
     element.setAttribute("aria-label", element.dataset.scrollLabel);
-  } else if (!overflows && element.hasAttribute("data-scrollable")) {
+  } else if (!wide && element.hasAttribute("data-scrollable")) {
     element.removeAttribute("data-scrollable");
     element.removeAttribute("tabindex");
     element.removeAttribute("role");
@@ -28,11 +34,13 @@ function update(element) {
 
 document$.subscribe(() => {
   observer?.disconnect();
-  observer = new ResizeObserver((entries) => entries.forEach((entry) => update(entry.target)));
+  observer = new ResizeObserver((entries) => {
+    const measured = entries.map((entry) => [entry.target, overflows(entry.target)]);
+    for (const [element, wide] of measured) update(element, wide);
+  });
   for (const [selector, label] of REGIONS) {
     for (const element of document.querySelectorAll(selector)) {
       element.dataset.scrollLabel = label;
-      update(element);
       observer.observe(element);
     }
   }

@@ -1,0 +1,62 @@
+"""hooks/theme_css.py: the theme's palette stylesheet loses its switching rule, once, and a theme that changes
+it fails the build."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import material
+import pytest
+
+from hooks.theme_css import NOTE, RULE, drop_switching_rule
+
+THEME_SHEETS = Path(material.__file__).parent / "templates/assets/stylesheets"
+
+
+def site_with(tmp_path: Path, text: str | None = None) -> Path:
+    """A site folder holding the installed theme's palette stylesheet (or ``text`` in its place)."""
+    sheets = tmp_path / "assets/stylesheets"
+    sheets.mkdir(parents=True)
+    (original,) = THEME_SHEETS.glob("palette.*.min.css")
+    shutil.copy(original, sheets / original.name)
+    if text is not None:
+        (sheets / original.name).write_text(text)
+    return tmp_path
+
+
+def test_the_installed_themes_rule_is_dropped_and_nothing_else(tmp_path):
+    """The theme's stylesheet holds the rule once; afterwards no selector names the attribute, and the rest is
+    byte for byte the theme's."""
+    site = site_with(tmp_path)
+    (sheet,) = (site / "assets/stylesheets").glob("palette.*.min.css")
+    before = sheet.read_text()
+    assert before.count(RULE) == 1
+    assert drop_switching_rule(site) == sheet
+    after = sheet.read_text()
+    assert "data-md-color-switching" not in after.replace(NOTE, "")
+    assert after == before.replace(RULE, NOTE)
+
+
+def test_a_rebuild_that_kept_the_file_finds_it_done(tmp_path):
+    site = site_with(tmp_path)
+    drop_switching_rule(site)
+    (sheet,) = (site / "assets/stylesheets").glob("palette.*.min.css")
+    done = sheet.read_text()
+    drop_switching_rule(site)
+    assert sheet.read_text() == done
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("body{color:red}", "does not hold the theme's switching rule once (found 0 times)"),
+    (RULE + RULE, "does not hold the theme's switching rule once (found 2 times)"),
+])
+def test_a_theme_that_changed_the_rule_fails_the_build(tmp_path, text, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        drop_switching_rule(site_with(tmp_path, text))
+
+
+def test_no_palette_stylesheet_fails_the_build(tmp_path):
+    (tmp_path / "assets/stylesheets").mkdir(parents=True)
+    with pytest.raises(ValueError, match="expected one palette stylesheet"):
+        drop_switching_rule(tmp_path)
