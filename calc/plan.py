@@ -309,7 +309,8 @@ class Workload:
 
     __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "lp", "lpm", "model_flops", "hardware_flops",
                  "final_norm", "_layers", "_heads", "_acts", "_links", "_arrangements", "_collectives", "_gemms",
-                 "_contended", "_slowdowns", "_works", "_model_parallel", "_data_parallel", "_states")
+                 "_contended", "_contended_gemms", "_slowdowns", "_works", "_model_parallel", "_data_parallel",
+                 "_states")
 
     def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
         self.m, self.hw, self.prec, self.global_batch, self.tokens = m, hw, prec, global_batch, tokens
@@ -331,6 +332,7 @@ class Workload:
         free = gpu.sms - gpu.comm_sms
         self._contended = replace(hw, gpu=replace(gpu, sms=free), flops_per_gpu=hw.flops_per_gpu * free / gpu.sms,
                                   hbm_bandwidth=hw.hbm_bandwidth - 2 * hw.inter_node_bandwidth)
+        self._contended_gemms: dict[tuple, float] = {}  # GEMM times by shape on the contended GPU
         self._slowdowns: dict[tuple, float] = {}
         # Parts of a stage's cost that do not change with every axis of the split (the search varies ZeRO,
         # interleaving and the microbatch size around them): what a stage's layers compute per microbatch,
@@ -361,7 +363,7 @@ class Workload:
                 self._slowdowns[key] = 0.0
             else:
                 busy = layer_work(self.m, self._contended, micro, t, c, e, sp, recompute, self.m.attention, moe,
-                                  self.prec.activation_bytes)
+                                  self.prec.activation_bytes, self._contended_gemms)
                 alone = self.layer(micro, t, c, e, sp, recompute, moe).total_s
                 self._slowdowns[key] = max(0.0, busy.total_s / alone - 1)
         return self._slowdowns[key]
