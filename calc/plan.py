@@ -1016,13 +1016,20 @@ def step_floor(w: Workload, par: Parallel, micro_batch: int, microbatches: int) 
     return microbatches * w.arrangement(par).most_layers * per_layer
 
 
-def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int) -> float:
-    """``m × t_max``, the first term of :func:`estimate`'s step: a lower bound of the step time (s) for a search.
+def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int, above: float | None = None) -> float:
+    """``m·t_max + (Σ_s t_s − t_max)/v``, the first two terms of :func:`estimate`'s step (compute and exposed
+    communication of every microbatch on the slowest stage, and the bubble): a lower bound of the step time (s)
+    for a search.
 
     It is computed by the same operations as in :func:`estimate`, which adds to it only terms that are
-    never negative (the bubble, the tail, the tied embedding's gradients), so the step is never below it,
-    in floating point too. It costs neither memory nor the tail, so a search that already holds enough
-    faster plans can skip the rest of a split this bound shows slower than all of them.
+    never negative (the tail, the tied embedding's gradients), so the step is never below it, in floating
+    point too (a rounded sum never falls when a term grows). It costs neither memory nor the tail, so a search
+    that already holds enough faster plans can skip the rest of a split this bound shows slower than all of them.
+
+    With ``above`` (what a search's slowest kept plan takes), the stages are timed the last first (it holds the
+    output layer), then the first, and as soon as ``m × t`` of one exceeds ``above`` that is returned: still a
+    lower bound of the step (the bubble is never negative), and above ``above`` exactly when the whole bound is,
+    for a fraction of the work.
 
     >>> from calc.model import model
     >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
@@ -1032,7 +1039,15 @@ def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int) 
     True
     """
     arr = w.arrangement(par)
-    return microbatches * max(_microbatch_time(w, par, micro_batch, arr, s)[-1] for s in arr.kinds)
+    kinds = arr.kinds
+    times: dict[int, float] = {}
+    t_max = 0.0
+    for s in (kinds[-1], kinds[0], *kinds[1:-1]) if len(kinds) > 1 else kinds:
+        t = times[s] = _microbatch_time(w, par, micro_batch, arr, s)[-1]
+        t_max = max(t_max, t)
+        if above is not None and microbatches * t_max > above:
+            return microbatches * t_max
+    return microbatches * t_max + (fsum([times[r] for r in arr.representative]) - t_max) / par.interleave
 
 
 def estimate(w: Workload, par: Parallel, micro_batch: int, every_stage: bool = False,

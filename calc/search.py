@@ -372,7 +372,7 @@ class _Search:
                               f"{hw.reserve_bytes / GIB:.3g} GiB included)")
             return False
         self.feasible += 1
-        if len(self.best) == self.n_top and step_bound(w, par, b, mbs) > -self.best[0][0]:
+        if len(self.best) == self.n_top and step_bound(w, par, b, mbs, -self.best[0][0]) > -self.best[0][0]:
             return True  # it fits, but its step is slower than every plan kept: it would not be kept either
         est = estimate(w, par, b, microbatches=mbs)
         item = (-est.step_time_s, -total, -next(self.serial), par, b)

@@ -224,13 +224,17 @@ _VARIED = (parallel(8, 8, sequence_parallel=True), parallel(8, 8, sequence_paral
 
 @pytest.mark.parametrize("micro", [1, 2])
 def test_step_bound_is_never_above_the_step(micro):
-    """The search's bound after the memory check (m × the slowest stage's time) never exceeds the step, to the bit."""
+    """The search's bound after the memory check (m × the slowest stage's time, plus the bubble) never exceeds the
+    step, to the bit; given a threshold, it is above it exactly when the whole bound is."""
     w = workload(LLAMA, 512, HW)
     for par in _VARIED:
         e = estimate(w, par, micro)
-        assert step_bound(w, par, micro, e.microbatches_per_step) <= e.step_time_s
-        assert step_bound(w, par, micro, e.microbatches_per_step) == e.microbatches_per_step * max(
-            sc.time_per_microbatch_s for sc in e.stages)
+        bound = step_bound(w, par, micro, e.microbatches_per_step)
+        assert bound <= e.step_time_s
+        assert bound == e.microbatches_per_step * max(sc.time_per_microbatch_s for sc in e.stages) + e.bubble_time_s
+        for above in (0.0, bound * 0.5, e.bubble_time_s, bound - e.bubble_time_s, bound, e.step_time_s):
+            early = step_bound(w, par, micro, e.microbatches_per_step, above)
+            assert (early > above) == (bound > above) and early <= bound
 
 
 def test_memory_total_is_memory_s_total_stage_and_terms():
