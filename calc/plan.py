@@ -310,7 +310,7 @@ class Workload:
     __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "lp", "lpm", "model_flops", "hardware_flops",
                  "final_norm", "_layers", "_heads", "_acts", "_links", "_arrangements", "_collectives", "_gemms",
                  "_contended", "_contended_gemms", "_slowdowns", "_works", "_model_parallel", "_data_parallel",
-                 "_states")
+                 "_states", "_floors")
 
     def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
         self.m, self.hw, self.prec, self.global_batch, self.tokens = m, hw, prec, global_batch, tokens
@@ -341,6 +341,7 @@ class Workload:
         self._model_parallel: dict[tuple, tuple] = {}
         self._data_parallel: dict[tuple, _DataParallel] = {}
         self._states: dict[tuple, tuple[float, float, float, float]] = {}
+        self._floors: dict[tuple, float] = {}  # step_floor's per-layer seconds
 
     def layer(self, micro: int, t: int, c: int, e: int, sp: bool, recompute: str, moe: bool) -> LayerWork:
         """Compute of one layer for one microbatch on one device (cached)."""
@@ -993,7 +994,7 @@ def memory_total(w: Workload, par: Parallel, micro_batch: int,
         total = fsum(terms)
         if total > best:
             best, heaviest = total, (s, terms)
-    return fsum(heaviest[1]) + w.hw.reserve_bytes, heaviest[0], heaviest[1]
+    return best + w.hw.reserve_bytes, heaviest[0], heaviest[1]
 
 
 def step_floor(w: Workload, par: Parallel, micro_batch: int, microbatches: int) -> float:
@@ -1006,13 +1007,18 @@ def step_floor(w: Workload, par: Parallel, micro_batch: int, microbatches: int) 
     """
     t, c, e = par.tensor, par.context, par.expert
     sp = par.sequence_parallel and t > 1
-    per_layer = w.layer(micro_batch, t, c, e, sp, par.recompute, w.m.experts > 1 and w.m.moe_layer_freq == 1).total_s
-    if t > 1 and not par.tp_comm_overlap:
-        n = micro_batch * (w.m.seq_len // c) * w.m.hidden * w.prec.activation_bytes
-        tp = ((1, t),)
-        one = (w.collective("all-gather", tp, n) + w.collective("reduce-scatter", tp, n)) if sp else \
-            w.collective("all-reduce", tp, n)
-        per_layer += TP_CALLS[par.recompute] * one
+    mode = par.recompute
+    key = (micro_batch, t, c, e, sp, mode, par.tp_comm_overlap)
+    per_layer = w._floors.get(key)  # the same for every ZeRO stage, data degree, interleaving and stage split
+    if per_layer is None:
+        per_layer = w.layer(micro_batch, t, c, e, sp, mode, w.m.experts > 1 and w.m.moe_layer_freq == 1).total_s
+        if t > 1 and not par.tp_comm_overlap:
+            n = micro_batch * (w.m.seq_len // c) * w.m.hidden * w.prec.activation_bytes
+            tp = ((1, t),)
+            one = (w.collective("all-gather", tp, n) + w.collective("reduce-scatter", tp, n)) if sp else \
+                w.collective("all-reduce", tp, n)
+            per_layer += TP_CALLS[mode] * one
+        w._floors[key] = per_layer
     return microbatches * w.arrangement(par).most_layers * per_layer
 
 
