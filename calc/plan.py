@@ -561,6 +561,10 @@ class Arrangement:
     ends: tuple[float, float]  #: weights of the first stage's embedding and of the last stage's norm and head
     kinds: tuple[int, ...]  #: the representative stages, ascending: the stages an estimate costs
     most_layers: int  #: the most layers a stage holds
+    #: the kinds whose memory can be the largest, ascending: a middle stage with the first stage's layers and MoE
+    #: layers never needs more than the first, which holds the same and the embedding, with at least as many
+    #: microbatches in flight (term by term, so its sum too; a tie goes to the earlier stage)
+    memory_kinds: tuple[int, ...]
     _shapes: dict  #: stage → StageShape, made when first asked for
 
     def shape(self, s: int) -> StageShape:
@@ -602,8 +606,10 @@ def _arrange(w: Workload, par: Parallel) -> Arrangement:
                     for ranges in chunk_ranges(lay.stage_layers, par.interleave))
     first_of: dict[tuple, int] = {}
     rep = tuple(first_of.setdefault((lay.stage_layers[s], moe[s], s == 0, s == p - 1), s) for s in range(p))
+    kinds = tuple(sorted(set(rep)))
+    heavy = tuple(s for s in kinds if s in (0, p - 1) or (lay.stage_layers[s], moe[s]) != (lay.stage_layers[0], moe[0]))
     return Arrangement(lay, moe, rep, (attn_dense + mlp_dense, attn_moe, local * expert_mlp, largest),
-                       (first, last), tuple(sorted(set(rep))), max(lay.stage_layers), {})
+                       (first, last), kinds, max(lay.stage_layers), heavy, {})
 
 
 # ---------------------------------------------------------------------------- 2. stage cost
@@ -989,7 +995,7 @@ def memory_total(w: Workload, par: Parallel, micro_batch: int,
     mbs = microbatches or check_combination(w.m, micro_batch, w.global_batch, w.hw, par)
     arr = w.arrangement(par)
     best, heaviest = -1.0, None
-    for s in arr.kinds:
+    for s in arr.memory_kinds:
         terms = _stage_memory(w, par, micro_batch, mbs, arr.shape(s))
         total = fsum(terms)
         if total > best:
