@@ -309,8 +309,8 @@ class Workload:
 
     __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "lp", "lpm", "model_flops", "hardware_flops",
                  "final_norm", "_layers", "_heads", "_acts", "_links", "_arrangements", "_collectives", "_gemms",
-                 "_contended", "_contended_gemms", "_slowdowns", "_works", "_model_parallel", "_data_parallel",
-                 "_states", "_floors")
+                 "_contended", "_contended_gemms", "_slowdowns", "_works", "_model_parallel",
+                 "_model_parallel_parts", "_data_parallel", "_states", "_floors")
 
     def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
         self.m, self.hw, self.prec, self.global_batch, self.tokens = m, hw, prec, global_batch, tokens
@@ -339,6 +339,7 @@ class Workload:
         # its model-parallel transfers, and its data-parallel transfers and optimizer step.
         self._works: dict[tuple, _MicrobatchWork] = {}
         self._model_parallel: dict[tuple, tuple] = {}
+        self._model_parallel_parts: dict[tuple, tuple] = {}  # the same but the pipeline's sends
         self._data_parallel: dict[tuple, _DataParallel] = {}
         self._states: dict[tuple, tuple[float, float, float, float]] = {}
         self._floors: dict[tuple, float] = {}  # step_floor's per-layer seconds
@@ -430,14 +431,23 @@ class Workload:
     def model_parallel(self, par: Parallel, micro: int, lay: "Layout", n_s: int, n_moe: int,
                        last: bool) -> tuple:
         """A stage's compute and (TP, CP, EP, PP) seconds per microbatch (:func:`_microbatch_work`,
-        :func:`_model_parallel_times`), and their sum: ``(work, tp, cp, ep, pp, sum)``. Cached: the same
-        whatever the data-parallel degree and ZeRO stage (the rank strides follow from the degrees)."""
-        key = (micro, par.tensor, par.pipeline, par.context, par.expert, par.interleave,
-               par.sequence_parallel and par.tensor > 1, par.recompute, par.tp_comm_overlap, n_s, n_moe, last)
+        :func:`_model_parallel_times`, :func:`_pipeline_time`), and their sum: ``(work, tp, cp, ep, pp, sum)``.
+        Cached: the same whatever the data-parallel degree and ZeRO stage (the rank strides follow from the
+        degrees); all but the pipeline's sends also whatever the pipeline degree and interleaving."""
+        sp = par.sequence_parallel and par.tensor > 1
+        key = (micro, par.tensor, par.pipeline, par.context, par.expert, par.interleave, sp, par.recompute,
+               par.tp_comm_overlap, n_s, n_moe, last)
         got = self._model_parallel.get(key)
         if got is None:
-            mw = self.microbatch_work(par, micro, n_s - n_moe, n_moe, last)
-            tp_s, cp_s, ep_s, pp_s = _model_parallel_times(self, par, micro, lay, n_s, n_moe, mw)
+            part_key = (micro, par.tensor, par.context, par.expert, sp, par.recompute, par.tp_comm_overlap, n_s,
+                        n_moe, last)
+            part = self._model_parallel_parts.get(part_key)
+            if part is None:
+                mw = self.microbatch_work(par, micro, n_s - n_moe, n_moe, last)
+                part = self._model_parallel_parts[part_key] = (mw, *_model_parallel_times(self, par, micro, lay, n_s,
+                                                                                          n_moe, mw))
+            mw, tp_s, cp_s, ep_s = part
+            pp_s = _pipeline_time(self, par, micro, lay)
             got = self._model_parallel[key] = (mw, tp_s, cp_s, ep_s, pp_s, mw.compute + tp_s + cp_s + ep_s + pp_s)
         return got
 
@@ -764,14 +774,15 @@ def _microbatch_work(w: Workload, par: Parallel, micro: int, n_den: int, n_moe: 
 
 def _model_parallel_times(w: Workload, par: Parallel, micro: int, lay, n_s: int, n_moe: int,
                           mw: _MicrobatchWork) -> tuple[float, float, float, float]:
-    """(TP, CP, EP, PP) seconds of one stage for one microbatch, what overlap leaves exposed included."""
+    """(TP, CP, EP) seconds of one stage for one microbatch, what overlap leaves exposed included (the same
+    whatever the pipeline degree and interleaving: :func:`_pipeline_time` adds the pipeline's)."""
     m, ab = w.m, w.prec.activation_bytes
-    t, p, c, e, v = par.tensor, par.pipeline, par.context, par.expert, par.interleave
+    t, c, e = par.tensor, par.context, par.expert
     sp = par.sequence_parallel and t > 1
     strides = lay.strides
     s_local = m.seq_len // c
     act_payload = micro * s_local * m.hidden * ab
-    tp_s = cp_s = ep_s = pp_s = 0.0
+    tp_s = cp_s = ep_s = 0.0
     if t > 1:
         tp = ((1, t),)
         one = (w.collective("all-gather", tp, act_payload) + w.collective("reduce-scatter", tp, act_payload)) \
@@ -788,11 +799,17 @@ def _model_parallel_times(w: Workload, par: Parallel, micro: int, lay, n_s: int,
     if e > 1 and n_moe:
         payload = micro * s_local * m.hidden * m.top_k * ab / (t if sp else 1)
         ep_s = n_moe * EP_CALLS[par.recompute] * w.collective("all-to-all", ((strides["expert"], e),), payload)
-    if p > 1:
-        # per microbatch and chunk: the activation goes on (received from the stage before) and its
-        # gradient comes back; each rank sends its 1/t (Megatron's scatter/gather, §4.1)
-        pp_s = 2 * v * w.collective("send-recv", ((strides["pipeline"], p),), act_payload / t)
-    return tp_s, cp_s, ep_s, pp_s
+    return tp_s, cp_s, ep_s
+
+
+def _pipeline_time(w: Workload, par: Parallel, micro: int, lay) -> float:
+    """PP seconds of one stage for one microbatch: per model chunk, the activation goes on (received from the
+    stage before) and its gradient comes back; each rank sends its 1/t (Megatron's scatter/gather, §4.1)."""
+    p = par.pipeline
+    if p == 1:
+        return 0.0
+    act_payload = micro * (w.m.seq_len // par.context) * w.m.hidden * w.prec.activation_bytes
+    return 2 * par.interleave * w.collective("send-recv", ((lay.strides["pipeline"], p),), act_payload / par.tensor)
 
 
 def _over_dp(w: Workload, par: Parallel, lay, n_s: int) -> Callable[..., float]:
