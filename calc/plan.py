@@ -375,7 +375,8 @@ class Workload:
 
     __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "lp", "lpm", "model_flops", "hardware_flops",
                  "final_norm", "_layers", "_heads", "_acts", "_links", "_arrangements", "_collectives", "_gemms",
-                 "_contended", "_slowdowns", "_works", "_model_parallel", "_data_parallel", "_states")
+                 "_contended", "_contended_gemms", "_slowdowns", "_works", "_model_parallel",
+                 "_model_parallel_parts", "_data_parallel", "_states", "_floors")
 
     def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
         self.m, self.hw, self.prec, self.global_batch, self.tokens = m, hw, prec, global_batch, tokens
@@ -397,14 +398,17 @@ class Workload:
         free = gpu.sms - gpu.comm_sms
         self._contended = replace(hw, gpu=replace(gpu, sms=free), flops_per_gpu=hw.flops_per_gpu * free / gpu.sms,
                                   hbm_bandwidth=hw.hbm_bandwidth - 2 * hw.inter_node_bandwidth)
+        self._contended_gemms: dict[tuple, float] = {}  # GEMM times by shape on the contended GPU
         self._slowdowns: dict[tuple, float] = {}
         # Parts of a stage's cost that do not change with every axis of the split (the search varies ZeRO,
         # interleaving and the microbatch size around them): what a stage's layers compute per microbatch,
         # its model-parallel transfers, and its data-parallel transfers and optimizer step.
         self._works: dict[tuple, _MicrobatchWork] = {}
         self._model_parallel: dict[tuple, tuple] = {}
+        self._model_parallel_parts: dict[tuple, tuple] = {}  # the same but the pipeline's sends
         self._data_parallel: dict[tuple, _DataParallel] = {}
         self._states: dict[tuple, tuple[float, float, float, float]] = {}
+        self._floors: dict[tuple, float] = {}  # step_floor's per-layer seconds
 
     def layer(self, micro: int, t: int, c: int, e: int, sp: bool, recompute: str, moe: bool) -> LayerWork:
         """Compute of one layer for one microbatch on one device (cached)."""
@@ -427,7 +431,7 @@ class Workload:
                 self._slowdowns[key] = 0.0
             else:
                 busy = layer_work(self.m, self._contended, micro, t, c, e, sp, recompute, self.m.attention, moe,
-                                  self.prec.activation_bytes)
+                                  self.prec.activation_bytes, self._contended_gemms)
                 alone = self.layer(micro, t, c, e, sp, recompute, moe).total_s
                 self._slowdowns[key] = max(0.0, busy.total_s / alone - 1)
         return self._slowdowns[key]
@@ -494,14 +498,23 @@ class Workload:
     def model_parallel(self, par: Parallel, micro: int, lay: "Layout", n_s: int, n_moe: int,
                        last: bool, n_rec: int) -> tuple:
         """A stage's compute and (TP, CP, EP, PP) seconds per microbatch (:func:`_microbatch_work`,
-        :func:`_model_parallel_times`), and their sum: ``(work, tp, cp, ep, pp, sum)``. Cached: the same
-        whatever the data-parallel degree and ZeRO stage (the rank strides follow from the degrees)."""
-        key = (micro, par.tensor, par.pipeline, par.context, par.expert, par.interleave,
-               par.sequence_parallel and par.tensor > 1, par.recompute, par.tp_comm_overlap, n_s, n_moe, last, n_rec)
+        :func:`_model_parallel_times`, :func:`_pipeline_time`), and their sum: ``(work, tp, cp, ep, pp, sum)``.
+        Cached: the same whatever the data-parallel degree and ZeRO stage (the rank strides follow from the
+        degrees); all but the pipeline's sends also whatever the pipeline degree and interleaving."""
+        sp = par.sequence_parallel and par.tensor > 1
+        key = (micro, par.tensor, par.pipeline, par.context, par.expert, par.interleave, sp, par.recompute,
+               par.tp_comm_overlap, n_s, n_moe, last, n_rec)
         got = self._model_parallel.get(key)
         if got is None:
-            mw = self.microbatch_work(par, micro, n_s - n_moe, n_moe, last, n_rec)
-            tp_s, cp_s, ep_s, pp_s = _model_parallel_times(self, par, micro, lay, n_s, n_moe, mw, n_rec)
+            part_key = (micro, par.tensor, par.context, par.expert, sp, par.recompute, par.tp_comm_overlap, n_s,
+                        n_moe, last, n_rec)
+            part = self._model_parallel_parts.get(part_key)
+            if part is None:
+                mw = self.microbatch_work(par, micro, n_s - n_moe, n_moe, last, n_rec)
+                part = self._model_parallel_parts[part_key] = (mw, *_model_parallel_times(self, par, micro, lay, n_s,
+                                                                                          n_moe, mw, n_rec))
+            mw, tp_s, cp_s, ep_s = part
+            pp_s = _pipeline_time(self, par, micro, lay)
             got = self._model_parallel[key] = (mw, tp_s, cp_s, ep_s, pp_s, mw.compute + tp_s + cp_s + ep_s + pp_s)
         return got
 
@@ -626,6 +639,10 @@ class Arrangement:
     ends: tuple[float, float]  #: weights of the first stage's embedding and of the last stage's norm and head
     kinds: tuple[int, ...]  #: the representative stages, ascending: the stages an estimate costs
     most_layers: int  #: the most layers a stage holds
+    #: the kinds whose memory can be the largest, ascending: a middle stage with the first stage's layers and MoE
+    #: layers never needs more than the first, which holds the same and the embedding, with at least as many
+    #: microbatches in flight (term by term, so its sum too; a tie goes to the earlier stage)
+    memory_kinds: tuple[int, ...]
     _shapes: dict  #: stage → StageShape, made when first asked for
 
     def shape(self, s: int) -> StageShape:
@@ -667,8 +684,10 @@ def _arrange(w: Workload, par: Parallel) -> Arrangement:
                     for ranges in chunk_ranges(lay.stage_layers, par.interleave))
     first_of: dict[tuple, int] = {}
     rep = tuple(first_of.setdefault((lay.stage_layers[s], moe[s], s == 0, s == p - 1), s) for s in range(p))
+    kinds = tuple(sorted(set(rep)))
+    heavy = tuple(s for s in kinds if s in (0, p - 1) or (lay.stage_layers[s], moe[s]) != (lay.stage_layers[0], moe[0]))
     return Arrangement(lay, moe, rep, (attn_dense + mlp_dense, attn_moe, local * expert_mlp, largest),
-                       (first, last), tuple(sorted(set(rep))), max(lay.stage_layers), {})
+                       (first, last), kinds, max(lay.stage_layers), heavy, {})
 
 
 # ---------------------------------------------------------------------------- 2. stage cost
@@ -854,15 +873,16 @@ def _microbatch_work(w: Workload, par: Parallel, micro: int, n_den: int, n_moe: 
 
 
 def _model_parallel_times(w: Workload, par: Parallel, micro: int, lay, n_s: int, n_moe: int,
-                          mw: _MicrobatchWork, n_rec: int) -> tuple[float, float, float, float]:
-    """(TP, CP, EP, PP) seconds of one stage for one microbatch, what overlap leaves exposed included."""
+                          mw: _MicrobatchWork, n_rec: int) -> tuple[float, float, float]:
+    """(TP, CP, EP) seconds of one stage for one microbatch, what overlap leaves exposed included (the same
+    whatever the pipeline degree and interleaving: :func:`_pipeline_time` adds the pipeline's)."""
     m, ab = w.m, w.prec.activation_bytes
-    t, p, c, e, v = par.tensor, par.pipeline, par.context, par.expert, par.interleave
+    t, c, e = par.tensor, par.context, par.expert
     sp = par.sequence_parallel and t > 1
     strides = lay.strides
     s_local = m.seq_len // c
     act_payload = micro * s_local * m.hidden * ab
-    tp_s = cp_s = ep_s = pp_s = 0.0
+    tp_s = cp_s = ep_s = 0.0
     if t > 1:
         tp = ((1, t),)
         one = (w.collective("all-gather", tp, act_payload) + w.collective("reduce-scatter", tp, act_payload)) \
@@ -880,11 +900,17 @@ def _model_parallel_times(w: Workload, par: Parallel, micro: int, lay, n_s: int,
         payload = micro * s_local * m.hidden * m.top_k * ab / (t if sp else 1)
         ep_s = _calls(EP_CALLS, par, n_moe, n_s, n_rec) * w.collective("all-to-all", ((strides["expert"], e),),
                                                                           payload)
-    if p > 1:
-        # per microbatch and chunk: the activation goes on (received from the stage before) and its
-        # gradient comes back; each rank sends its 1/t (Megatron's scatter/gather, §4.1)
-        pp_s = 2 * v * w.collective("send-recv", ((strides["pipeline"], p),), act_payload / t)
-    return tp_s, cp_s, ep_s, pp_s
+    return tp_s, cp_s, ep_s
+
+
+def _pipeline_time(w: Workload, par: Parallel, micro: int, lay) -> float:
+    """PP seconds of one stage for one microbatch: per model chunk, the activation goes on (received from the
+    stage before) and its gradient comes back; each rank sends its 1/t (Megatron's scatter/gather, §4.1)."""
+    p = par.pipeline
+    if p == 1:
+        return 0.0
+    act_payload = micro * (w.m.seq_len // par.context) * w.m.hidden * w.prec.activation_bytes
+    return 2 * par.interleave * w.collective("send-recv", ((lay.strides["pipeline"], p),), act_payload / par.tensor)
 
 
 def _over_dp(w: Workload, par: Parallel, lay, n_s: int) -> Callable[..., float]:
@@ -1089,12 +1115,12 @@ def memory_total(w: Workload, par: Parallel, micro_batch: int,
     mbs = microbatches or check_combination(w.m, micro_batch, w.global_batch, w.hw, par)
     arr = w.arrangement(par)
     best, heaviest = -1.0, None
-    for s in arr.kinds:
+    for s in arr.memory_kinds:
         terms = _stage_memory(w, par, micro_batch, mbs, arr.shape(s))
         total = fsum(terms)
         if total > best:
             best, heaviest = total, (s, terms)
-    return fsum(heaviest[1]) + w.hw.reserve_bytes, heaviest[0], heaviest[1]
+    return best + w.hw.reserve_bytes, heaviest[0], heaviest[1]
 
 
 def step_floor(w: Workload, par: Parallel, micro_batch: int, microbatches: int) -> float:
@@ -1108,23 +1134,34 @@ def step_floor(w: Workload, par: Parallel, micro_batch: int, microbatches: int) 
     t, c, e = par.tensor, par.context, par.expert
     sp = par.sequence_parallel and t > 1
     mode = par.recompute if par.recompute_layers is None else "none"  # some layers may run without recomputing
-    per_layer = w.layer(micro_batch, t, c, e, sp, mode, w.m.experts > 1 and w.m.moe_layer_freq == 1).total_s
-    if t > 1 and not par.tp_comm_overlap:
-        n = micro_batch * (w.m.seq_len // c) * w.m.hidden * w.prec.activation_bytes
-        tp = ((1, t),)
-        one = (w.collective("all-gather", tp, n) + w.collective("reduce-scatter", tp, n)) if sp else \
-            w.collective("all-reduce", tp, n)
-        per_layer += TP_CALLS[mode] * one
+    key = (micro_batch, t, c, e, sp, mode, par.tp_comm_overlap)
+    per_layer = w._floors.get(key)  # the same for every ZeRO stage, data degree, interleaving and stage split
+    if per_layer is None:
+        per_layer = w.layer(micro_batch, t, c, e, sp, mode, w.m.experts > 1 and w.m.moe_layer_freq == 1).total_s
+        if t > 1 and not par.tp_comm_overlap:
+            n = micro_batch * (w.m.seq_len // c) * w.m.hidden * w.prec.activation_bytes
+            tp = ((1, t),)
+            one = (w.collective("all-gather", tp, n) + w.collective("reduce-scatter", tp, n)) if sp else \
+                w.collective("all-reduce", tp, n)
+            per_layer += TP_CALLS[mode] * one
+        w._floors[key] = per_layer
     return microbatches * w.arrangement(par).most_layers * per_layer
 
 
-def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int) -> float:
-    """``m × t_max``, the first term of :func:`estimate`'s step: a lower bound of the step time (s) for a search.
+def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int, above: float | None = None) -> float:
+    """``m·t_max + (Σ_s t_s − t_max)/v``, the first two terms of :func:`estimate`'s step (compute and exposed
+    communication of every microbatch on the slowest stage, and the bubble): a lower bound of the step time (s)
+    for a search.
 
     It is computed by the same operations as in :func:`estimate`, which adds to it only terms that are
-    never negative (the bubble, the tail, the tied embedding's gradients), so the step is never below it,
-    in floating point too. It costs neither memory nor the tail, so a search that already holds enough
-    faster plans can skip the rest of a split this bound shows slower than all of them.
+    never negative (the tail, the tied embedding's gradients), so the step is never below it, in floating
+    point too (a rounded sum never falls when a term grows). It costs neither memory nor the tail, so a search
+    that already holds enough faster plans can skip the rest of a split this bound shows slower than all of them.
+
+    With ``above`` (what a search's slowest kept plan takes), the stages are timed the last first (it holds the
+    output layer), then the first, and as soon as ``m × t`` of one exceeds ``above`` that is returned: still a
+    lower bound of the step (the bubble is never negative), and above ``above`` exactly when the whole bound is,
+    for a fraction of the work.
 
     >>> from calc.model import model
     >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
@@ -1134,7 +1171,15 @@ def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int) 
     True
     """
     arr = w.arrangement(par)
-    return microbatches * max(_microbatch_time(w, par, micro_batch, arr, s)[-1] for s in arr.kinds)
+    kinds = arr.kinds
+    times: dict[int, float] = {}
+    t_max = 0.0
+    for s in (kinds[-1], kinds[0], *kinds[1:-1]) if len(kinds) > 1 else kinds:
+        t = times[s] = _microbatch_time(w, par, micro_batch, arr, s)[-1]
+        t_max = max(t_max, t)
+        if above is not None and microbatches * t_max > above:
+            return microbatches * t_max
+    return microbatches * t_max + (fsum([times[r] for r in arr.representative]) - t_max) / par.interleave
 
 
 def estimate(w: Workload, par: Parallel, micro_batch: int, every_stage: bool = False,

@@ -320,6 +320,10 @@ class _Search:
         # dividing the batch), so every v > 1 and microbatch of this split gets the same verdict: found by the
         # first, then reused. With it fixed, each is checked.
         verdict = None if "interleave" in self.fixed else {}
+        # the interleavings tried: every v the stages admit when the microbatches are a multiple of the stages, else 1
+        interleaved = self.axis("interleave", [v for v in range(1, _INTERLEAVE_MAX + 1)
+                                               if v == 1 or (p > 1 and room >= v)])
+        plain = self.axis("interleave", [1])
         for i, b in enumerate(micros):
             if per_replica % b:
                 self.refuse("combination", "global_batch is not a multiple of micro_batch × data × expert",
@@ -327,8 +331,7 @@ class _Search:
                             f"global_batch ({gb}) is not a multiple of micro_batch × data × expert ({b * d * e})")
                 continue
             mbs = per_replica // b
-            vs = self.axis("interleave", [v for v in range(1, _INTERLEAVE_MAX + 1)
-                                          if v == 1 or (p > 1 and room >= v and mbs % p == 0)])
+            vs = interleaved if mbs % p == 0 else plain
             if len(self.best) == self.n_top and step_floor(self.w, base, b, mbs) >= -self.best[0][0]:
                 self.enumerated += len(vs)  # its compute alone is slower than every plan kept
                 self.pruned += len(vs)
@@ -381,7 +384,7 @@ class _Search:
                               f"{hw.reserve_bytes / GIB:.3g} GiB included)")
             return False
         self.feasible += 1
-        if len(self.best) == self.n_top and step_bound(w, par, b, mbs) > -self.best[0][0]:
+        if len(self.best) == self.n_top and step_bound(w, par, b, mbs, -self.best[0][0]) > -self.best[0][0]:
             return True  # it fits, but its step is slower than every plan kept: it would not be kept either
         est = estimate(w, par, b, microbatches=mbs)
         item = (-est.step_time_s, -total, -next(self.serial), par, b)

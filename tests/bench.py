@@ -14,7 +14,7 @@ result; the wheel's size. The site is built into a temporary folder and served o
 the HTTP cache off), so the warm figures are real.
 
 The tool pages add: atlas input -> redrawn diagram (p50, p95; target p95 <= 50 ms) and the
-planner's search for 1024 GPUs in the page (:func:`bench_tools`).
+planner's search for 1024 GPUs in the page (:func:`bench_tools`; target <= 400 ms to the ranked table).
 
 Bad input (:mod:`tests.bench_input`): the slowest refusal of a value far past every limit, per
 entry point (target: under a second).
@@ -509,6 +509,7 @@ def print_budgets(rows: list[dict]) -> None:
 # ---------------------------------------------------------------------------- the tool pages (issue 5)
 
 TARGET_ATLAS_P95_MS = 50.0
+TARGET_PLANNER_MS = 400.0  #: the planner's ranked table for 1024 GPUs in the page (issue 15)
 
 #: Load a preset on the planner and time it until the ranked plans are in the DOM.
 PRESET_CLICK = """async ([name]) => {
@@ -553,8 +554,9 @@ def print_tools(tools: dict) -> None:
     total = statistics.median(t for t, _, _ in tools["search"])
     python = statistics.median(ms for _, ms, _ in tools["search"])
     draw = statistics.median(d for _, _, d in tools["search"])
-    print(f"  planner, 1024 GPUs (GPT-3 175B preset)   {total:7.0f} ms to the ranked table "
-          f"(calc in the worker {python:.0f} ms, table drawn {draw:.1f} ms); median of {len(tools['search'])}")
+    print(f"  planner, 1024 GPUs (GPT-3 175B preset)   {total:7.0f} ms to the ranked table (target <= "
+          f"{TARGET_PLANNER_MS:.0f}; calc in the worker {python:.0f} ms, table drawn {draw:.1f} ms); median of "
+          f"{len(tools['search'])}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """calc.plan: placement, memory, communication volumes and times, step time, refusals."""
 
 import json
+from math import fsum
 
 import pytest
 
@@ -224,13 +225,17 @@ _VARIED = (parallel(8, 8, sequence_parallel=True), parallel(8, 8, sequence_paral
 
 @pytest.mark.parametrize("micro", [1, 2])
 def test_step_bound_is_never_above_the_step(micro):
-    """The search's bound after the memory check (m × the slowest stage's time) never exceeds the step, to the bit."""
+    """The search's bound after the memory check (m × the slowest stage's time, plus the bubble) never exceeds the
+    step, to the bit; given a threshold, it is above it exactly when the whole bound is."""
     w = workload(LLAMA, 512, HW)
     for par in _VARIED:
         e = estimate(w, par, micro)
-        assert step_bound(w, par, micro, e.microbatches_per_step) <= e.step_time_s
-        assert step_bound(w, par, micro, e.microbatches_per_step) == e.microbatches_per_step * max(
-            sc.time_per_microbatch_s for sc in e.stages)
+        bound = step_bound(w, par, micro, e.microbatches_per_step)
+        assert bound <= e.step_time_s
+        assert bound == e.microbatches_per_step * max(sc.time_per_microbatch_s for sc in e.stages) + e.bubble_time_s
+        for above in (0.0, bound * 0.5, e.bubble_time_s, bound - e.bubble_time_s, bound, e.step_time_s):
+            early = step_bound(w, par, micro, e.microbatches_per_step, above)
+            assert (early > above) == (bound > above) and early <= bound
 
 
 def test_memory_total_is_memory_s_total_stage_and_terms():
@@ -242,6 +247,29 @@ def test_memory_total_is_memory_s_total_stage_and_terms():
         assert (total, stage) == (mem.total_bytes, mem.stage)
         assert terms == (mem.params_bytes, mem.grads_bytes, mem.optimizer_bytes, mem.activations_bytes,
                          mem.buffers_bytes)
+
+
+@pytest.mark.parametrize("m, gpus, splits", [
+    (LLAMA, 64, _VARIED + (parallel(2, 4, 8, zero=1), parallel(1, 4, 16, interleave=2), parallel(2, 2, 16, zero=3),
+                           parallel(1, 8, 8, stage_layers=[3, 4, 5, 4, 4, 4, 4, 4]))),
+    (model(16, 2048, 16, 32000, 4096, experts=8, top_k=2, moe_layer_freq=2), 32,
+     (parallel(2, 2, 8, expert=1), parallel(1, 2, 8, expert=2, interleave=2), parallel(2, 2, 4, expert=2, zero=3))),
+])
+def test_memory_total_is_the_most_loaded_of_every_stage(m, gpus, splits):
+    """memory_total weighs only the stages that can need the most (a middle stage like the first never needs more
+    than the first); its stage and terms are those of the most loaded of every stage, the earliest on a tie."""
+    hw = hardware(gpus, profile_name="h100-sxm5-80gb")
+    w = workload(m, 512, hw)
+    for par in splits:
+        for micro in (1, 2):
+            every = estimate(w, par, micro, every_stage=True).stages
+            sums = [fsum(terms) for terms in ((sc.params_bytes, sc.grads_bytes, sc.optimizer_bytes,
+                                               sc.activations_bytes, sc.buffers_bytes) for sc in every)]
+            heaviest = every[sums.index(max(sums))]
+            total, stage, terms = memory_total(w, par, micro)
+            assert (stage, total) == (heaviest.stage, max(sums) + hw.reserve_bytes), par
+            assert terms == (heaviest.params_bytes, heaviest.grads_bytes, heaviest.optimizer_bytes,
+                             heaviest.activations_bytes, heaviest.buffers_bytes)
 
 
 def test_a_workload_answers_each_split_as_a_fresh_one_would():

@@ -63,6 +63,36 @@ def test_the_bound_after_the_memory_check_changes_no_answer(monkeypatch, m, gpus
     assert search(m, batch, hw, top=10) == fast and costed and skipped > fast.feasible // 2
 
 
+#: Small searches of different shapes: dense with uneven splits and tied embeddings, standard attention, MoE with
+#: MoE layers every other layer (which layers a chunk holds then depends on the interleaving), ZeRO-3 gathers by
+#: tensor, a small device that refuses many splits for memory.
+_SMALL = [
+    (model(30, 1024, 16, 32000, 2048, tied_embeddings=True, biases=True), hardware(32, profile_name="a100-sxm4-80gb"),
+     64, {}),
+    (model(16, 2048, 16, 32000, 4096, attention="standard"), hardware(16, profile_name="h100-sxm5-80gb"), 32, {}),
+    (model(24, 2048, 16, 32000, 2048, experts=8, top_k=2, moe_layer_freq=2), hardware(32, profile_name="h100-sxm5-80gb"),
+     128, {}),
+    (model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True),
+     hardware(64, profile_name="h100-sxm5-80gb"), 256, {"zero": 3, "zero3_gather": "tensor"}),
+    (model(40, 5120, 40, 50000, 2048), hardware(32, profile_name="a100-sxm4-40gb"), 256, {}),
+]
+
+
+@pytest.mark.parametrize("m, hw, batch, fixed", _SMALL)
+@pytest.mark.parametrize("top", [1, 10])
+def test_pruning_never_drops_a_plan_that_belongs_in_the_top(monkeypatch, m, hw, batch, fixed, top):
+    """Both bounds on, the ranked plans are those of a search that prunes nothing (both bounds 0) and costs every
+    split that fits; the bound after the memory check alone changes nothing at all, counts and refusals included."""
+    names = search.__globals__  # the module search runs in (tests/test_hooks_entry.py imports calc afresh)
+    pruned = search(m, batch, hw, top=top, fixed=fixed)
+    monkeypatch.setitem(names, "step_bound", lambda *a: 0.0)
+    assert search(m, batch, hw, top=top, fixed=fixed) == pruned
+    monkeypatch.setitem(names, "step_floor", lambda *a: 0.0)
+    everything = search(m, batch, hw, top=top, fixed=fixed)
+    assert everything.pruned == 0 and everything.feasible >= pruned.feasible
+    assert everything.plans == pruned.plans and len(pruned.plans) == min(top, everything.feasible) > 0
+
+
 @pytest.mark.parametrize("m, gpus, batch", [(LLAMA, 64, 512), (model(24, 2048, 16, 32000, 2048, experts=4, top_k=2), 16, 64)])
 def test_interleaved_configurations_share_their_split_s_check_soundly(monkeypatch, m, gpus, batch):
     """A split's interleaved configurations are checked once (check_combination's rules that depend on the
