@@ -1,0 +1,50 @@
+"""overrides/main.html: what the theme's bundle does to every page when it starts is done in the head, before the
+first style, so the bundle finds nothing left to change (issue 15: each change restyled the whole page inside the
+bundle's task).
+
+A MutationObserver installed before any page script records each change to a stylesheet's ``href`` and to the
+root's ``class``, and whether the body existed when its callback ran: callbacks run at the end of the script that
+made the change, so a change made by the head's script is seen with no body, one made by the bundle (at the end of
+the body) with one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+RECORD = """
+window.__changes = [];
+new MutationObserver((records) => {
+  for (const r of records) {
+    if (r.target === document.documentElement || r.target.matches('link[rel="stylesheet"]')) {
+      window.__changes.push({tag: r.target.tagName, attribute: r.attributeName, old: r.oldValue,
+                             now: r.target.getAttribute(r.attributeName), body: document.body !== null});
+    }
+  }
+}).observe(document, {subtree: true, attributes: true, attributeFilter: ["href", "class"], attributeOldValue: true});
+"""
+
+
+@pytest.mark.parametrize("path", ["/strategies/sharding/", "/tools/atlas/"])
+def test_the_bundle_finds_the_stylesheets_absolute_and_the_root_marked(cold_page, base_url, path):
+    """Each stylesheet's href is made absolute once, in the head; the root's no-js becomes js there too. After the
+    body exists nothing changes either (the theme's later additions to the root's class are allowed), and the
+    theme still did its part: every stylesheet's href is absolute and the root is marked js."""
+    cold_page.add_init_script(RECORD)
+    cold_page.goto(path)
+    cold_page.wait_for_function("() => typeof document$ !== 'undefined' && document.readyState === 'complete'")
+    changes = cold_page.evaluate("window.__changes")
+    sheets = [c for c in changes if c["tag"] == "LINK"]
+    assert sheets and all(not c["body"] for c in sheets), sheets
+    assert all(c["now"].startswith(base_url) and not c["old"].startswith("http") for c in sheets), sheets
+    assert len({c["now"] for c in sheets}) == len(sheets)  # each once
+    root = [c for c in changes if c["tag"] == "HTML"]
+    first = root[0]
+    assert not first["body"] and first["old"] == "no-js" and first["now"] == "js", root
+    for later in root[1:]:  # e.g. the focus-visible polyfill's own class: added to, never swapping no-js/js
+        assert set(later["old"].split()) <= set(later["now"].split()) and "no-js" not in later["now"], root
+    hrefs = cold_page.evaluate("[...document.querySelectorAll('link[rel=stylesheet]')].map((l) => l.getAttribute('href'))")
+    assert hrefs and all(h.startswith(base_url) for h in hrefs), hrefs
+    assert "js" in cold_page.evaluate("document.documentElement.className").split()
