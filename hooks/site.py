@@ -7,7 +7,7 @@ theme's Jinja templates through :mod:`hooks.templates`: :mod:`hooks.tables` (val
 :mod:`hooks.accuracy` (the planner against measured runs). Assets: :mod:`hooks.assets` (npm files served by the site), :mod:`hooks.runtime`
 (Pyodide and the ``calc`` wheel for the page's worker), :mod:`hooks.quiz` (questions with
 options as quizzes), :mod:`hooks.math` (formulas rendered by KaTeX at build time),
-:mod:`hooks.csp`, :mod:`hooks.reproducible`, :mod:`hooks.search_index` (the search index fetched on first use).
+:mod:`hooks.theme_css` and :mod:`hooks.theme_js` (two of the theme's start-up costs removed), :mod:`hooks.csp`, :mod:`hooks.reproducible`, :mod:`hooks.search_index` (the search index fetched on first use).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import (accuracy, assets, content, csp, math, modes, quiz, reproducible, runtime, search_index, tables, theme_css,
-               templates, views, widgets)
+               theme_js, templates, views, widgets)
 from .markers import MarkerError, Renderer, replace_markers
 from .math import MathError
 from .quiz import QuizError
@@ -75,6 +75,8 @@ def on_post_build(state: BuildState, config) -> None:
         search_index.defer_documents(state.site_dir)
     if (state.site_dir / "assets/stylesheets").is_dir():  # none when nothing was built
         theme_css.drop_switching_rule(state.site_dir)
+    if (state.site_dir / "assets/javascripts").is_dir():
+        theme_js.keep_color_scheme_meta_out(state.site_dir)
     csp.apply(state.site_dir)
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .theme_patch import replace_once
+
 #: Left in its place, so a rebuild that kept the file (``mkdocs serve --dirty``) finds it done.
 NOTE = "/* the switching rule: dropped by hooks/theme_css.py */"
 #: The rule as the theme's minified palette stylesheet writes it (``assets/stylesheets/palette.*.min.css``).
@@ -29,16 +31,6 @@ def drop_switching_rule(site_dir: Path) -> Path:
     """Remove :data:`RULE` from the built palette stylesheet; return its path.
 
     Raises ``ValueError`` (the build fails) when there is not exactly one palette stylesheet or it does
-    not hold the rule once: a theme upgrade that changes either must be looked at, not skipped.
+    not hold the rule once (:func:`hooks.theme_patch.replace_once`).
     """
-    sheets = sorted((site_dir / "assets/stylesheets").glob("palette.*.min.css"))
-    if len(sheets) != 1:
-        raise ValueError(f"expected one palette stylesheet in {site_dir}/assets/stylesheets, found {len(sheets)}")
-    text = sheets[0].read_text(encoding="utf-8")
-    if NOTE in text and RULE not in text:
-        return sheets[0]
-    if text.count(RULE) != 1:
-        raise ValueError(f"{sheets[0].name} does not hold the theme's switching rule once "
-                         f"(found {text.count(RULE)} times): re-check hooks/theme_css.py against the theme")
-    sheets[0].write_text(text.replace(RULE, NOTE), encoding="utf-8")
-    return sheets[0]
+    return replace_once(site_dir / "assets/stylesheets", "palette.*.min.css", RULE, NOTE, "the theme's switching rule")

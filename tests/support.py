@@ -38,3 +38,19 @@ def mkdocs_build(site_dir: Path, *extra: str, env: dict | None = None) -> subpro
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir), *extra],
         cwd=ROOT, capture_output=True, text=True, env=full_env, timeout=time_limit(900),
     )
+
+
+def theme_file_site(tmp_path: Path, folder: str, pattern: str, text: str | None = None) -> Path:
+    """A site folder holding the installed theme's one file ``folder/pattern`` (or ``text`` under its name), for
+    the hooks that edit a built theme file (hooks/theme_patch.py)."""
+    import shutil
+
+    import material
+
+    target = tmp_path / folder
+    target.mkdir(parents=True)
+    (original,) = (Path(material.__file__).parent / "templates" / folder).glob(pattern)
+    shutil.copy(original, target / original.name)
+    if text is not None:
+        (target / original.name).write_text(text)
+    return tmp_path

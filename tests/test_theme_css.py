@@ -3,26 +3,16 @@ it fails the build."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import material
 import pytest
 
 from hooks.theme_css import NOTE, RULE, drop_switching_rule
-
-THEME_SHEETS = Path(material.__file__).parent / "templates/assets/stylesheets"
+from tests.support import theme_file_site
 
 
 def site_with(tmp_path: Path, text: str | None = None) -> Path:
-    """A site folder holding the installed theme's palette stylesheet (or ``text`` in its place)."""
-    sheets = tmp_path / "assets/stylesheets"
-    sheets.mkdir(parents=True)
-    (original,) = THEME_SHEETS.glob("palette.*.min.css")
-    shutil.copy(original, sheets / original.name)
-    if text is not None:
-        (sheets / original.name).write_text(text)
-    return tmp_path
+    return theme_file_site(tmp_path, "assets/stylesheets", "palette.*.min.css", text)
 
 
 def test_the_installed_themes_rule_is_dropped_and_nothing_else(tmp_path):
@@ -58,5 +48,5 @@ def test_a_theme_that_changed_the_rule_fails_the_build(tmp_path, text, message):
 
 def test_no_palette_stylesheet_fails_the_build(tmp_path):
     (tmp_path / "assets/stylesheets").mkdir(parents=True)
-    with pytest.raises(ValueError, match="expected one palette stylesheet"):
+    with pytest.raises(ValueError, match=r"expected one palette\.\*\.min\.css"):
         drop_switching_rule(tmp_path)

@@ -47,3 +47,20 @@ def test_a_page_load_does_not_mark_the_page(page):
     rules = page.evaluate("""() => [...document.styleSheets].flatMap((s) => [...s.cssRules])
         .map((r) => r.cssText).filter((t) => t.includes('data-md-color-switching'))""")
     assert rules == []
+
+
+def test_the_root_takes_the_palettes_colour_scheme_without_the_themes_meta_element(page):
+    """hooks/theme_js.py keeps the theme's colour-scheme meta element out of the head; atlas.css gives the root the
+    body's scheme instead, so the page's scrollbars and canvas still follow the palette, both ways."""
+    visit(page, "/strategies/sharding/")
+    page.locator(".md-header").hover()
+    assert page.locator('meta[name="color-scheme"]').count() == 0
+    scheme = {"default": "light", "slate": "dark"}
+    for _ in range(2):
+        body, root = page.evaluate("""() => [document.body.dataset.mdColorScheme,
+            getComputedStyle(document.documentElement).colorScheme]""")
+        assert root == scheme[body], (body, root)
+        page.evaluate("""() => document.querySelector(
+            `input[name="__palette"]:not([data-md-color-scheme="${document.body.dataset.mdColorScheme}"])`).click()""")
+        page.wait_for_function("(before) => document.body.dataset.mdColorScheme !== before", arg=body)
+    assert page.locator('meta[name="color-scheme"]').count() == 0

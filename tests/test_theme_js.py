@@ -1,0 +1,49 @@
+"""hooks/theme_js.py: the theme's bundle no longer appends its colour-scheme meta element, once, keeping its length,
+and a theme that changes the statement fails the build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hooks.theme_js import APPEND, KEPT_OUT, keep_color_scheme_meta_out
+from tests.support import theme_file_site
+
+
+def site_with(tmp_path: Path, text: str | None = None) -> Path:
+    return theme_file_site(tmp_path, "assets/javascripts", "bundle.*.min.js", text)
+
+
+def test_the_installed_themes_bundle_keeps_the_element_out_and_changes_nothing_else(tmp_path):
+    """The element is still made (the theme sets its content later) but never appended; the rest is the theme's,
+    at the same offsets (the source map still points right)."""
+    site = site_with(tmp_path)
+    (bundle,) = (site / "assets/javascripts").glob("bundle.*.min.js")
+    before = bundle.read_text()
+    assert before.count(APPEND) == 1
+    assert keep_color_scheme_meta_out(site) == bundle
+    after = bundle.read_text()
+    assert after == before.replace(APPEND, KEPT_OUT) and len(after) == len(before)
+    assert 'x("meta",{name:"color-scheme"})' in after and "appendChild(o)" not in after[after.index(KEPT_OUT):][:80]
+
+
+def test_a_rebuild_that_kept_the_file_finds_it_done(tmp_path):
+    site = site_with(tmp_path)
+    keep_color_scheme_meta_out(site)
+    (bundle,) = (site / "assets/javascripts").glob("bundle.*.min.js")
+    done = bundle.read_text()
+    keep_color_scheme_meta_out(site)
+    assert bundle.read_text() == done
+
+
+@pytest.mark.parametrize(("text", "found"), [("var a=1;", 0), (APPEND + APPEND, 2)])
+def test_a_theme_that_changed_the_statement_fails_the_build(tmp_path, text, found):
+    with pytest.raises(ValueError, match=rf"does not hold the colour-scheme meta element's append once \(found {found} times\)"):
+        keep_color_scheme_meta_out(site_with(tmp_path, text))
+
+
+def test_no_bundle_fails_the_build(tmp_path):
+    (tmp_path / "assets/javascripts").mkdir(parents=True)
+    with pytest.raises(ValueError, match=r"expected one bundle\.\*\.min\.js"):
+        keep_color_scheme_meta_out(tmp_path)
