@@ -422,6 +422,32 @@ def page_weight(browser, base: str, path: str) -> dict:
     return weight
 
 
+def render_work(browser, base: str, path: str) -> dict:
+    """Style and layout work of a page load, as counts, not times: the elements Chromium restyled and the layout
+    objects it laid out, summed over the load (its trace: ``UpdateLayoutTree`` elementCount, ``Layout``
+    dirtyObjects) until the network is idle, on Lighthouse's mobile screen. Unlike TBT these do not move with
+    the host's load, so a change to the pages or the theme shows in them alone (issue 15)."""
+    context = browser.new_context(base_url=base, viewport={"width": 412, "height": 823}, device_scale_factor=1.75,
+                                  is_mobile=True)
+    try:
+        page = context.new_page()
+        with tempfile.TemporaryDirectory(prefix="atlas-trace-") as tmp:
+            trace = Path(tmp) / "trace.json"
+            browser.start_tracing(page=page, path=str(trace), categories=["devtools.timeline"])
+            page.goto(path)
+            page.wait_for_load_state("networkidle")
+            browser.stop_tracing()
+            events = json.loads(trace.read_text())["traceEvents"]
+    finally:
+        context.close()
+    styles = [e["args"]["elementCount"] for e in events
+              if e.get("name") == "UpdateLayoutTree" and "elementCount" in e.get("args", {})]
+    layouts = [e["args"]["beginData"].get("dirtyObjects", 0) for e in events
+               if e.get("name") == "Layout" and "beginData" in e.get("args", {})]
+    return {"restyled": sum(styles), "style_passes": len(styles), "laid_out": sum(layouts),
+            "layout_passes": len(layouts), "elements": max(styles, default=0)}
+
+
 def budget_pages(site: Path) -> list[str]:
     """Every page of the built site, as the nav lists them (``mkdocs.yml`` warns of a page left out of it),
     the home page first; not the 404 page."""
@@ -454,6 +480,7 @@ def bench_budgets(site: Path, executable: str, runs: int = 3, paths: list[str] |
                     "initial_bytes": weight, "initial_requests": count,
                     "lazy": python_before_shown(browser, base, path) if path in with_calc else "no calculator",
                     "weight": page_weight(browser, base, path) if path not in with_calc else None,
+                    "work": render_work(browser, base, path),
                     "failing": [k for k, a in audits.items() if a.get("score") is not None and a["score"] < 0.9
                                 and a.get("scoreDisplayMode") in ("binary", "numeric", "metricSavings")
                                 and k in _CATEGORY_AUDITS(report)],
@@ -498,6 +525,9 @@ def print_budgets(rows: list[dict]) -> None:
               f"{r['initial_bytes'] / 1000:9.1f} ({r['initial_requests']} req){mark(r['initial_bytes'] <= INITIAL_WEIGHT_BUDGET)}")
         print(f"  {'':26} Python: {r['lazy']}" + (f"; failing audits: {', '.join(r['failing'])}" if r["failing"] else ""))
         print(f"  {'':26} main-thread CPU by script: {r['tbt_by']}; load average {r['load']:.1f}")
+        w = r["work"]
+        print(f"  {'':26} style and layout at load (Chromium's trace, counts): {w['restyled']} elements restyled in "
+              f"{w['style_passes']} passes, {w['laid_out']} objects laid out in {w['layout_passes']}")
     print(f"  bytes before any interaction, pages without a calculator (all requests, workers included, to network "
           f"idle; target <= {TARGET_NO_CALC_BYTES / 1e6:.2f} MB uncompressed, issue 15):")
     for r in rows:
