@@ -7,7 +7,7 @@ theme's Jinja templates through :mod:`hooks.templates`: :mod:`hooks.tables` (val
 :mod:`hooks.accuracy` (the planner against measured runs). Assets: :mod:`hooks.assets` (npm files served by the site), :mod:`hooks.runtime`
 (Pyodide and the ``calc`` wheel for the page's worker), :mod:`hooks.quiz` (questions with
 options as quizzes), :mod:`hooks.math` (formulas rendered by KaTeX at build time),
-:mod:`hooks.theme_css` and :mod:`hooks.theme_js` (two of the theme's start-up costs removed), :mod:`hooks.csp`, :mod:`hooks.reproducible`, :mod:`hooks.search_index` (the search index fetched on first use).
+:mod:`hooks.theme_css`, :mod:`hooks.theme_js` and :mod:`hooks.table_frames` (the theme's start-up costs removed), :mod:`hooks.csp`, :mod:`hooks.reproducible`, :mod:`hooks.search_index` (the search index fetched on first use).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import (accuracy, assets, content, csp, math, modes, quiz, reproducible, runtime, search_index, tables, theme_css,
-               theme_js, templates, views, widgets)
+from . import (accuracy, assets, content, csp, math, modes, quiz, reproducible, runtime, search_index, table_frames, tables,
+               theme_css, theme_js, templates, views, widgets)
 from .markers import MarkerError, Renderer, replace_markers
 from .math import MathError
 from .quiz import QuizError
@@ -66,7 +66,8 @@ def on_page_markdown(state: BuildState, markdown: str, page) -> str:
 
 def on_page_content(state: BuildState, html: str, page) -> str:
     html = quiz.render_page(html, page.file.src_uri)  # first: options and answers may hold math
-    return math.render_page(html, state.katex, page.file.src_uri)
+    html = math.render_page(html, state.katex, page.file.src_uri)
+    return table_frames.frame_tables(html, page.file.src_uri)
 
 
 def on_post_build(state: BuildState, config) -> None:
@@ -77,6 +78,7 @@ def on_post_build(state: BuildState, config) -> None:
         theme_css.drop_switching_rule(state.site_dir)
     if (state.site_dir / "assets/javascripts").is_dir():
         theme_js.keep_color_scheme_meta_out(state.site_dir)
+        theme_js.leave_tables_framed(state.site_dir)
     csp.apply(state.site_dir)
 
 

@@ -1,5 +1,5 @@
-"""hooks/theme_js.py: the theme's bundle no longer appends its colour-scheme meta element, once, keeping its length,
-and a theme that changes the statement fails the build."""
+"""hooks/theme_js.py: the theme's bundle no longer appends its colour-scheme meta element nor looks for tables to frame,
+each edit made once and keeping its length, and a theme that changes either statement fails the build."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hooks.theme_js import APPEND, KEPT_OUT, keep_color_scheme_meta_out
+from hooks.theme_js import APPEND, FIND_TABLES, KEPT_OUT, NO_TABLES, keep_color_scheme_meta_out, leave_tables_framed
 from tests.support import theme_file_site
 
 
@@ -47,3 +47,15 @@ def test_no_bundle_fails_the_build(tmp_path):
     (tmp_path / "assets/javascripts").mkdir(parents=True)
     with pytest.raises(ValueError, match=r"expected one bundle\.\*\.min\.js"):
         keep_color_scheme_meta_out(tmp_path)
+
+
+def test_the_bundle_looks_for_no_table_to_frame(tmp_path):
+    """The content mount's query for tables matches nothing once edited (hooks/table_frames.py frames them at build),
+    at the same offsets; the rest of the bundle is the theme's."""
+    site = site_with(tmp_path)
+    (bundle,) = (site / "assets/javascripts").glob("bundle.*.min.js")
+    before = bundle.read_text()
+    assert before.count(FIND_TABLES) == 1 and len(NO_TABLES) == len(FIND_TABLES)
+    leave_tables_framed(site)
+    leave_tables_framed(site)  # a rebuild that kept the file finds it done
+    assert bundle.read_text() == before.replace(FIND_TABLES, NO_TABLES)

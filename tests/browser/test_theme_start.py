@@ -1,6 +1,6 @@
-"""overrides/main.html: what the theme's bundle does to every page when it starts is done in the head, before the
-first style, so the bundle finds nothing left to change (issue 15: each change restyled the whole page inside the
-bundle's task).
+"""What the theme's bundle does to every page when it starts is done before the first style, so the bundle finds
+nothing left to change (issue 15: each change restyled the whole page inside the bundle's task): in the head
+(overrides/main.html) and, for the tables' scrolling frames, in the HTML (hooks/table_frames.py).
 
 A MutationObserver installed before any page script records each change to a stylesheet's ``href`` and to the
 root's ``class``, and whether the body existed when its callback ran: callbacks run at the end of the script that
@@ -16,14 +16,18 @@ pytestmark = pytest.mark.browser
 
 RECORD = """
 window.__changes = [];
+window.__moved = 0;  // tables taken out of the page once the body exists (the theme framing them)
 new MutationObserver((records) => {
   for (const r of records) {
-    if (r.target === document.documentElement || r.target.matches('link[rel="stylesheet"]')) {
+    if (r.type === "childList") {
+      window.__moved += [...r.removedNodes].filter((n) => n.nodeName === "TABLE").length;
+    } else if (r.target === document.documentElement || r.target.matches('link[rel="stylesheet"]')) {
       window.__changes.push({tag: r.target.tagName, attribute: r.attributeName, old: r.oldValue,
                              now: r.target.getAttribute(r.attributeName), body: document.body !== null});
     }
   }
-}).observe(document, {subtree: true, attributes: true, attributeFilter: ["href", "class"], attributeOldValue: true});
+}).observe(document, {subtree: true, childList: true, attributes: true, attributeFilter: ["href", "class"],
+                      attributeOldValue: true});
 """
 
 
@@ -48,3 +52,21 @@ def test_the_bundle_finds_the_stylesheets_absolute_and_the_root_marked(cold_page
     hrefs = cold_page.evaluate("[...document.querySelectorAll('link[rel=stylesheet]')].map((l) => l.getAttribute('href'))")
     assert hrefs and all(h.startswith(base_url) for h in hrefs), hrefs
     assert "js" in cold_page.evaluate("document.documentElement.className").split()
+
+
+@pytest.mark.parametrize("path", ["/strategies/sharding/", "/tools/atlas/"])
+def test_tables_come_framed_and_the_bundle_moves_none(cold_page, path):
+    """Every table of the content without a class sits in the theme's scrolling frame, exactly one, as the theme
+    framed them (hooks/table_frames.py writes the frames; hooks/theme_js.py stops the bundle looking), and no
+    table is taken out of the page and put back after load."""
+    cold_page.add_init_script(RECORD)
+    cold_page.goto(path)
+    cold_page.wait_for_function("() => typeof document$ !== 'undefined' && document.readyState === 'complete'")
+    tables, framed, nested = cold_page.evaluate("""() => {
+      const tables = [...document.querySelectorAll(".md-content table:not([class])")];
+      return [tables.length,
+              tables.filter((t) => t.parentElement.matches(".md-typeset__scrollwrap > .md-typeset__table")).length,
+              document.querySelectorAll(".md-typeset__table .md-typeset__table").length];
+    }""")
+    assert tables > 0 and framed == tables and nested == 0, (tables, framed, nested)
+    assert cold_page.evaluate("window.__moved") == 0
