@@ -40,6 +40,19 @@ Dropout masks are counted as in the paper; a model trained without dropout
 (``dropout=False``, as Llama is) keeps neither the two ``s·b·h`` masks (the replicated
 10 becomes 8) nor, with standard attention, the probabilities' mask and dropped output
 (the scores' 5 becomes 2: the softmax output alone).
+
+Dropout probability 0 is a model without dropout: Megatron-Core's bias-dropout-add calls
+``torch.nn.functional.dropout`` (``megatron/core/fusions/fused_bias_dropout.py``,
+``_bias_dropout_add_func``; its embedding dropout is a ``torch.nn.Dropout``), and PyTorch's dropout at
+``p == 0`` returns its input, making no mask and saving nothing for the backward pass: in eager mode ATen's
+``dropout`` takes the fused kernel only when ``0 < p < 1`` (``is_fused_kernel_acceptable``) and
+``_dropout_impl`` returns the input when ``p == 0`` (``aten/src/ATen/native/Dropout.cpp``); under
+``torch.compile``, which Megatron-Core's ``jit_fuser`` is from PyTorch 2.2 (``megatron/core/jit.py``), the
+decomposition returns ``input.clone()`` unless ``train and p != 0`` (``torch/_decomp/decompositions.py``,
+``dropout``). FlashAttention keeps no dropout mask at any ``p``: its forward saves ``q``, ``k``, ``v``, the
+output, the log-sum-exp and the random state, from which the backward regenerates the mask
+(Dao-AILab/flash-attention ``flash_attn/flash_attn_interface.py``, ``FlashAttnFunc.forward``), so with
+``attention`` flash the flag changes only the ``s·b·h`` masks.
 """
 
 from __future__ import annotations
