@@ -138,6 +138,9 @@ def sequences_for_tokens(target_tokens: float, seq_len: int, multiple_of: int = 
     n = int(tokens // (s * k)) * k
     if n < 1:
         raise CalcError("target_tokens", f">= seq_len × multiple_of = {s * k} tokens", target_tokens)
+    if n > MAX_COUNT:  # a global batch holds at most MAX_COUNT sequences (:func:`global_batch`)
+        raise CalcError("target_tokens", f"<= seq_len × {MAX_COUNT} sequences = {s * MAX_COUNT} tokens",
+                        target_tokens)
     return n
 
 

@@ -40,6 +40,19 @@ Dropout masks are counted as in the paper; a model trained without dropout
 (``dropout=False``, as Llama is) keeps neither the two ``s·b·h`` masks (the replicated
 10 becomes 8) nor, with standard attention, the probabilities' mask and dropped output
 (the scores' 5 becomes 2: the softmax output alone).
+
+Dropout probability 0 is a model without dropout: Megatron-Core's bias-dropout-add calls
+``torch.nn.functional.dropout`` (``megatron/core/fusions/fused_bias_dropout.py``,
+``_bias_dropout_add_func``; its embedding dropout is a ``torch.nn.Dropout``), and PyTorch's dropout at
+``p == 0`` returns its input, making no mask and saving nothing for the backward pass: in eager mode ATen's
+``dropout`` takes the fused kernel only when ``0 < p < 1`` (``is_fused_kernel_acceptable``) and
+``_dropout_impl`` returns the input when ``p == 0`` (``aten/src/ATen/native/Dropout.cpp``); under
+``torch.compile``, which Megatron-Core's ``jit_fuser`` is from PyTorch 2.2 (``megatron/core/jit.py``), the
+decomposition returns ``input.clone()`` unless ``train and p != 0`` (``torch/_decomp/decompositions.py``,
+``dropout``). FlashAttention keeps no dropout mask at any ``p``: its forward saves ``q``, ``k``, ``v``, the
+output, the log-sum-exp and the random state, from which the backward regenerates the mask
+(Dao-AILab/flash-attention ``flash_attn/flash_attn_interface.py``, ``FlashAttnFunc.forward``), so with
+``attention`` flash the flag changes only the ``s·b·h`` masks.
 """
 
 from __future__ import annotations
@@ -60,6 +73,7 @@ __all__ = [
     "layer_activation_bytes",
     "Activations",
     "activations",
+    "check_recompute_layers",
     "MAX_PARAMS",
     "MAX_DEGREE",
     "ATTENTION",
@@ -138,6 +152,28 @@ def _recompute(recompute: object) -> str:
     return recompute  # type: ignore[return-value]
 
 
+def check_recompute_layers(recompute_layers: object, recompute: str, maximum: int = MAX_LAYERS) -> int | None:
+    """``recompute_layers`` checked: blank, or a count from 0 with ``recompute`` full.
+
+    Megatron-LM's block method (``--recompute-method block --recompute-num-layers N``) recomputes the first
+    N layers of every model chunk; it applies only to full recomputation.
+
+    >>> check_recompute_layers(None, "selective"), check_recompute_layers(3, "full")
+    (None, 3)
+    >>> check_recompute_layers(3, "selective")
+    Traceback (most recent call last):
+    ...
+    calc.errors.CalcError: recompute_layers must be blank unless recompute is full (recompute is selective: it applies to every layer), got 3
+    """
+    if recompute_layers is None:
+        return None
+    n = count("recompute_layers", recompute_layers, minimum=0, maximum=maximum)
+    if recompute != "full":
+        raise CalcError("recompute_layers", f"blank unless recompute is full (recompute is {recompute}: it "
+                        "applies to every layer)", n)
+    return n
+
+
 def layer_activation_bytes(
     seq_len: int,
     micro_batch: int,
@@ -198,6 +234,24 @@ def layer_activation_bytes(
     return scale * (sbh * (replicated / sp + sharded / t) + scores)
 
 
+def _first_chunk(l: int, p: int, v: int, recompute_layers: int | None) -> tuple[int, int]:
+    """(layers of a model chunk of the first stage, how many of them recompute): ``l/(p·v)`` with interleaving
+    (which must divide), else the first stage's layers; ``recompute_layers`` blank recomputes all of them, else at
+    most the largest chunk's layers, as ``plan`` requires (:func:`calc.plan.check_combination`)."""
+    if v > 1:
+        if l % (p * v):
+            raise CalcError("layers", f"a multiple of pipeline_parallel × interleave = {p * v}", l)
+        chunk = largest = l // (p * v)
+    else:
+        chunk, largest = stage_layers(l, p)[0], max(stage_layers(l, p))
+    if recompute_layers is None:
+        return chunk, chunk
+    if recompute_layers > largest:
+        raise CalcError("recompute_layers", f"at most {largest}, the layers of the largest model chunk (layers per "
+                        "stage / interleave)", recompute_layers)
+    return chunk, min(recompute_layers, chunk)
+
+
 @dataclass(frozen=True, slots=True)
 class Activations:
     """Activation memory of the first pipeline stage under 1F1B."""
@@ -208,18 +262,26 @@ class Activations:
     stored_bytes: float  #: per_layer_bytes × layers_in_flight
     recompute_working_bytes: float  #: full recompute: one layer's activations live while it is recomputed
     total_bytes: float  #: stored + working
+    #: layers of each of the first stage's model chunks that recompute: all with selective or full recomputation,
+    #: ``recompute_layers`` when it is given, none without recomputation
+    recomputed_layers: int
 
 
 def activations(seq_len: int, micro_batch: int, hidden: int, heads: int, layers: int, *, tensor_parallel: int = 1,
                 sequence_parallel: bool = False, recompute: str = "none", pipeline_parallel: int = 1,
                 interleave: int = 1, microbatches: int | None = None, kv_heads: int | None = None,
-                ffn_hidden: int | None = None, gated_mlp: bool = False, context_parallel: int = 1) -> Activations:
+                ffn_hidden: int | None = None, gated_mlp: bool = False, context_parallel: int = 1,
+                recompute_layers: int | None = None) -> Activations:
     """First stage under 1F1B: ``per_layer × (l/p) × min(p, m)`` = ``l`` layers' worth when ``m >= p``.
 
     Interleaved: ``× (1 + (p−1)/(p·v))`` (``l`` must split into ``p·v`` chunks). The split must
     divide the model as :func:`calc.split.check_split` says (as ``plan`` requires).
     ``microbatches`` blank means enough to fill the warm-up (``m >= 2p``). With full recomputation one layer's
     full activations also live during its recomputation (counted once).
+    ``recompute_layers`` N (with ``recompute`` full; at most the layers of the largest model chunk, as
+    ``plan`` requires) is Megatron-LM's block method: the first N layers of each model chunk keep only their
+    input, the other ``chunk − N`` keep everything (``recompute`` none), so ``per_layer_bytes`` is the chunk's
+    average, ``(N·full + (chunk − N)·none) / chunk``; the working set is counted when N > 0.
     Source: Korthikanti et al. 2022, §4.2.2 (pipeline parallelism) and §5.
 
     >>> a = activations(2048, 1, 12288, 96, 96, tensor_parallel=8, sequence_parallel=True,
@@ -231,6 +293,7 @@ def activations(seq_len: int, micro_batch: int, hidden: int, heads: int, layers:
                   gated_mlp=gated_mlp, context_parallel=context_parallel)
     per_layer = layer_activation_bytes(seq_len, micro_batch, hidden, heads, sequence_parallel=sequence_parallel,
                                        recompute=recompute, **common)
+    n_block = check_recompute_layers(recompute_layers, recompute)
     l = count("layers", layers, maximum=MAX_LAYERS)
     p = count("pipeline_parallel", pipeline_parallel, maximum=MAX_DEGREE)
     a = count("heads", heads, maximum=MAX_HIDDEN)  # checked by layer_activation_bytes; whole numbers here
@@ -244,16 +307,17 @@ def activations(seq_len: int, micro_batch: int, hidden: int, heads: int, layers:
     v = count("interleave", interleave, maximum=MAX_INTERLEAVE)
     m = 2 * p * v if microbatches is None else count("microbatches", microbatches)
     check_interleave(p, m, v)
-    if v > 1:
-        if l % (p * v):
-            raise CalcError("layers", f"a multiple of pipeline_parallel × interleave = {p * v}", l)
-        chunk_layers = l // (p * v)
-    else:
-        chunk_layers = stage_layers(l, p)[0]
+    chunk_layers, n_rec = _first_chunk(l, p, v, n_block)
     in_flight = in_flight_chunks(0, p, m, v) * chunk_layers
     working = 0.0
     if recompute == "full":
-        working = layer_activation_bytes(seq_len, micro_batch, hidden, heads, sequence_parallel=sequence_parallel,
-                                         recompute="none", **common)
+        everything = layer_activation_bytes(seq_len, micro_batch, hidden, heads,
+                                            sequence_parallel=sequence_parallel, recompute="none", **common)
+        working = everything if n_rec else 0.0
+        if n_rec == 0:
+            per_layer = everything
+        elif n_rec < chunk_layers:
+            per_layer = (n_rec * per_layer + (chunk_layers - n_rec) * everything) / chunk_layers
     stored = per_layer * in_flight
-    return Activations(per_layer, in_flight, in_flight / l, stored, working, stored + working)
+    return Activations(per_layer, in_flight, in_flight / l, stored, working, stored + working,
+                       0 if recompute == "none" else n_rec)

@@ -85,7 +85,9 @@ class Model:
     top_k: int  #: experts per token
     moe_layer_freq: int  #: every k-th layer (0, k, 2k, ...) is an MoE layer
     attention: str = "flash"  #: the attention kernel: flash (FlashAttention-2), flash3 (FlashAttention-3 class), standard
-    dropout: bool = True  #: dropout after attention, MLP and the attention probabilities (GPT-3); False: Llama
+    #: dropout after attention, MLP and the attention probabilities (GPT-3); False: Llama, or dropout probability 0,
+    #: at which PyTorch's dropout returns its input and keeps no mask (:mod:`calc.memory`)
+    dropout: bool = True
 
     @property
     def head_dim(self) -> int:

@@ -72,7 +72,7 @@ from .check import count, real
 from .compute import MAX_TOKENS, training_flops
 from .errors import CalcError
 from .hardware import GIB, MAX_GPUS, Hardware, hardware
-from .memory import MAX_DEGREE, RECOMPUTE, layer_activation_bytes
+from .memory import MAX_DEGREE, RECOMPUTE, check_recompute_layers, layer_activation_bytes
 from .model import FLASH, Model, Precision, layer_params, precision as _precision
 from .network import Link, collective_time, group_link
 from .pipeline import MAX_INTERLEAVE, check_interleave, in_flight_chunks, stage_layers as _even_stage_layers
@@ -225,11 +225,7 @@ def parallel(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1
         layers = tuple(count("stage_layers", n, maximum=10**6) for n in stage_layers)
     if zero3_gather not in ZERO3_GATHER:
         raise CalcError("zero3_gather", "one of " + ", ".join(ZERO3_GATHER), zero3_gather)
-    if recompute_layers is not None:
-        recompute_layers = count("recompute_layers", recompute_layers, minimum=0, maximum=10**6)
-        if recompute != "full":
-            raise CalcError("recompute_layers", f"blank unless recompute is full (recompute is {recompute}: it "
-                            "applies to every layer)", recompute_layers)
+    recompute_layers = check_recompute_layers(recompute_layers, recompute, maximum=10**6)
     return Parallel(*degrees, z, _flag("sequence_parallel", sequence_parallel), recompute, v, layers,
                     _flag("overlap_grad_reduce", overlap_grad_reduce),
                     _flag("overlap_param_gather", overlap_param_gather), _flag("tp_comm_overlap", tp_comm_overlap),

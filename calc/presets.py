@@ -60,10 +60,11 @@ _ALL = (
     _preset(
         "llama3-8b", "Llama-3 8B on one 8-GPU H100 node",
         "Llama-3 8B's published shape (32 layers, h = 4096, 32 heads, 8 KV heads, SwiGLU MLP of 14336, "
-        "V = 128256, s = 8192; Meta 2024). The split (TP 2 with sequence parallelism, 4 data-parallel "
+        "V = 128256, s = 8192; Meta 2024), without dropout as Meta's reference code has none (meta-llama/llama3 "
+        "llama/model.py). The split (TP 2 with sequence parallelism, 4 data-parallel "
         "replicas with ZeRO-1, selective recomputation) and the batch of 64 sequences are our choices for "
         "one node.",
-        **_LLAMA3_8B, seq_len="8192", micro_batch="1", global_batch="64", gpus="8", **_H100_CLUSTER,
+        **_LLAMA3_8B, dropout="false", seq_len="8192", micro_batch="1", global_batch="64", gpus="8", **_H100_CLUSTER,
         data_parallel="4", tensor_parallel="2", pipeline_parallel="1", context_parallel="1", expert_parallel="1",
         zero="1", sequence_parallel="true",
         recompute="selective", interleave="1", precision="bf16-adam",
@@ -71,10 +72,11 @@ _ALL = (
     _preset(
         "mixtral-8x7b", "Mixtral-8x7B-like MoE on 64 H100s (EP 4)",
         "A mixture of experts shaped like Mixtral 8x7B (Jiang et al. 2024: 32 layers, h = 4096, 32 heads, "
-        "8 KV heads, 8 SwiGLU experts of 14336 per layer, top-2 routing, V = 32000); sequence length 4096. "
+        "8 KV heads, 8 SwiGLU experts of 14336 per layer, top-2 routing, V = 32000); sequence length 4096; "
+        "without dropout, as Mistral's reference code has none (mistralai/mistral-inference moe_one_file_ref.py). "
         "The split (expert-parallel 4, TP 2, 4 pipeline stages, 2 data-parallel replicas, ZeRO-1) and the "
         "batch of 512 sequences are our choices.",
-        **_MIXTRAL_LAYERS, seq_len="4096", micro_batch="1", global_batch="512", gpus="64",
+        **_MIXTRAL_LAYERS, dropout="false", seq_len="4096", micro_batch="1", global_batch="512", gpus="64",
         **_H100_CLUSTER, data_parallel="2", tensor_parallel="2", pipeline_parallel="4", context_parallel="1",
         expert_parallel="4", zero="1",
         sequence_parallel="true", recompute="selective", interleave="1", precision="bf16-adam",

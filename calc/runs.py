@@ -256,6 +256,11 @@ _LLAMA31 = {"heads": None, "kv_heads": 8, "gated_mlp": True, "vocab": 128256, "s
 #: in bf16 (bf16-states).
 _NEMO_OPTIM = {"llama3.1/llama3.1_8b.yaml": "bf16-adam", "llama3.1/llama3.1_70b.yaml": "bf16-adam",
                "nemo_megatron/gpt3_175b_hydra.yaml": "bf16-adam", "nemotron/nemotron4-340b-synth.yaml": "bf16-states"}
+#: The recipes' dropout (each YAML's ``hidden_dropout``, ``attention_dropout``, ``ffn_dropout``): 0.0 in the Llama 3.1
+#: and Nemotron-4 recipes, so no masks are kept (:data:`calc.model.Model.dropout`: PyTorch's dropout at p = 0 returns
+#: its input); 0.1 in GPT-3 175B's, which keeps them.
+_NEMO_DROPOUT = {"llama3.1/llama3.1_8b.yaml": 0.0, "llama3.1/llama3.1_70b.yaml": 0.0,
+                 "nemo_megatron/gpt3_175b_hydra.yaml": 0.1, "nemotron/nemotron4-340b-synth.yaml": 0.0}
 _NEMO = (  # name, readme, recipe YAML, model, split, (GPUs, batch, step) rows
     ("llama31-8b", "llama3.1/README_8b.md", "llama3.1/llama3.1_8b.yaml",
      {**_LLAMA31, "layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 14336},
@@ -283,8 +288,11 @@ for name, readme, yaml, mdl, split, rows in _NEMO:
             "FlashAttention-3 class; the recipe's distributed optimizer (ZeRO-1) with "
             "gradient and weight overlap; microbatch 1 as the recipe says; squared-ReLU MLP of Nemotron-4 taken "
             f"as an ungated MLP of the same width; {yaml}: distributed_fused_adam with grad_sync_dtype bf16"
-            + (" and dtype bf16 (bf16-states)" if _NEMO_OPTIM[yaml] == "bf16-states" else " (bf16-adam)"),
-            model={k: x for k, x in mdl.items() if x is not None}, batch={"micro_batch": 1, "global_batch": gb},
+            + (" and dtype bf16 (bf16-states)" if _NEMO_OPTIM[yaml] == "bf16-states" else " (bf16-adam)")
+            + f"; hidden_dropout and attention_dropout {_NEMO_DROPOUT[yaml]}"
+            + (" (ffn_dropout 0.0): no dropout masks kept" if not _NEMO_DROPOUT[yaml] else ": dropout masks kept"),
+            model={**{k: x for k, x in mdl.items() if x is not None}, "dropout": _NEMO_DROPOUT[yaml] > 0},
+            batch={"micro_batch": 1, "global_batch": gb},
             hardware={"profile": "h100-sxm5-80gb", "gpus": n},
             parallel={"data": n // per_replica, "zero": 1, "overlap_param_gather": True, **split},
             training={"precision": _NEMO_OPTIM[yaml]}))
@@ -321,9 +329,10 @@ for size, prof, n, seq, b, acc, tps, full, ac in _MOSAIC:
         "mosaicml/llm-foundry scripts/train/benchmarking/README.md (commit 8c8dd48)", step,
         f"{tps} tokens/s per GPU", "MPT: GeLU MLP of 4h, no biases, tied, learned positions (the table's "
         "parameter counts grow with the sequence); FlashAttention; nodes of 8 with 8 NICs of 400 Gb/s (H100) or "
-        "200 Gb/s (A100: 'RoCE 1600 Gbps')",
+        "200 Gb/s (A100: 'RoCE 1600 Gbps'); no dropout masks: the benchmark's scripts/train/yamls/pretrain/mpt-*.yaml "
+        "set no resid_pdrop, emb_pdrop or attn_pdrop, whose defaults are 0.0 (llmfoundry/models/mpt/configuration_mpt.py)",
         model={"layers": l, "hidden": h, "heads": a, "vocab": 50368, "seq_len": seq, "tied_embeddings": True,
-               "learned_positions": True},
+               "learned_positions": True, "dropout": False},
         batch={"micro_batch": b, "global_batch": gb}, hardware={"profile": prof, "gpus": n},
         parallel={"data": n, "zero": 3 if full else 2, "recompute": "full" if ac else "none"},
         training={"precision": "bf16-adam"}))
@@ -349,9 +358,10 @@ for size, rec, a100, h100 in _IBM:
                 "LLaMABlock checkpointed whole, fms_fsdp/policies/ac_handler.py): recompute full on half the layers"
                 if rec == "every other block" else rec) +
             "; the cluster's 400 (A100) and 800 (H100) Gb/s are per node: "
-            f"{nic} per GPU",
+            f"{nic} per GPU; no dropout (fms-fsdp fms_fsdp/utils/config_utils.py get_model_config sets no p_dropout, "
+            "whose default in foundation-model-stack fms/models/llama.py LLaMAConfig is 0.0)",
             model={"layers": l, "hidden": h, "heads": a, "kv_heads": kv, "ffn_hidden": f, "gated_mlp": True,
-                   "vocab": 32000, "seq_len": 4096},
+                   "vocab": 32000, "seq_len": 4096, "dropout": False},
             batch={"micro_batch": 2, "global_batch": 2 * n},
             hardware={"profile": prof, "gpus": n, "inter_node_bandwidth": nic},
             parallel={"data": n, "zero": 3, "recompute": _IBM_RECOMPUTE[rec],

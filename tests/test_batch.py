@@ -105,6 +105,16 @@ def test_inverse_round_trip(micro, acc, dp):
     assert accumulation_for(global_batch(micro, acc, dp).global_batch, micro, dp) == acc
 
 
+def test_a_token_budget_beyond_the_largest_batch_names_target_tokens():
+    """More sequences than a global batch can hold is refused naming target_tokens, the command's input (found by
+    test_properties_api: it named micro_batch, which the sequences command does not have)."""
+    assert sequences_for_tokens(2048 * 10**9, 2048) == 10**9
+    with pytest.raises(CalcError) as e:
+        evaluate("sequences", {"target_tokens": 2048001048576.0, "seq_len": "2048", "multiple_of": "512"})
+    assert str(e.value) == ("target_tokens must be <= seq_len × 1000000000 sequences = 2048000000000 tokens, "
+                            "got 2048001048576.0") and e.value.param == "target_tokens"
+
+
 def test_sequences_for_tokens_rounds_down_to_granularity():
     """GPT-3's 3.2M tokens at s=2048 are 1562.5 sequences; at granularity 512 that is 1536."""
     assert sequences_for_tokens(3.2e6, 2048) == 1562

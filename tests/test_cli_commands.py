@@ -67,6 +67,21 @@ def test_each_contract_command_prints_at_least_its_keys(capsys, line, keys):
     assert keys <= set(run_json(capsys, line.split()))
 
 
+def test_activations_takes_recompute_layers_to_the_memory_function(capsys):
+    """--recompute-layers reaches calc.memory.activations: the same figures, between none and full."""
+    from calc.memory import activations
+
+    line = ("activations --seq-len 2048 --hidden 12288 --heads 96 --layers 96 --tensor-parallel 8 --sequence-parallel "
+            "--pipeline-parallel 8 --interleave 2 --recompute full")
+    kw = dict(tensor_parallel=8, sequence_parallel=True, pipeline_parallel=8, interleave=2, recompute="full")
+    out = run_json(capsys, (line + " --recompute-layers 3").split())
+    a = activations(2048, 1, 12288, 96, 96, recompute_layers=3, **kw)
+    assert (out["total_bytes"], out["per_layer_bytes"], out["recomputed_layers"]) == \
+        (a.total_bytes, a.per_layer_bytes, 3)
+    assert run_json(capsys, line.split())["total_bytes"] < out["total_bytes"] < \
+        run_json(capsys, line.replace("full", "none").split())["total_bytes"]
+
+
 def test_memory_json_is_16_bytes_per_parameter_at_zero_0(capsys):
     """bf16-adam is 16 bytes per parameter at ZeRO 0."""
     out = run_json(capsys, "memory --params 1e9".split())
@@ -126,6 +141,14 @@ def test_without_json_each_result_is_a_labelled_line(capsys):
         ("allgather --ranks 0", "python -m calc allgather: error: ranks must be a whole number >= 1, got 0"),
         ("activations --seq-len 2048 --hidden 64 --heads 3 --layers 2 --recompute half",
          "python -m calc activations: error: recompute must be one of none, selective, full, got 'half'"),
+        ("activations --seq-len 2048 --hidden 64 --heads 4 --layers 8 --recompute selective --recompute-layers 2",
+         "python -m calc activations: error: recompute_layers must be blank unless recompute is full (recompute is "
+         "selective: it applies to every layer), got 2"),
+        ("activations --seq-len 2048 --hidden 64 --heads 4 --layers 8 --pipeline-parallel 2 --recompute full "
+         "--recompute-layers 5", "python -m calc activations: error: recompute_layers must be at most 4, the layers "
+                                 "of the largest model chunk (layers per stage / interleave), got 5"),
+        ("activations --seq-len 2048 --hidden 64 --heads 4 --layers 8 --recompute full --recompute-layers 1e5",
+         "python -m calc activations: error: recompute_layers must be a whole number <= 10000, got 100000.0"),
     ],
 )
 def test_bad_values_exit_2_with_one_line(capsys, argv, line):

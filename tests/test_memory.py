@@ -163,3 +163,79 @@ def test_a_model_without_dropout_keeps_no_masks():
     kw = dict(tensor_parallel=8, sequence_parallel=True, recompute="selective")
     assert layer_activation_bytes(s, b, h, a, **kw) - layer_activation_bytes(s, b, h, a, dropout=False, **kw) == \
         2 * sbh / 8
+
+
+_BLOCKS = dict(tensor_parallel=8, sequence_parallel=True, pipeline_parallel=8)  # GPT-3: 12 layers per stage
+
+
+def _figures(a) -> tuple:
+    return a.per_layer_bytes, a.layers_in_flight, a.stored_bytes, a.recompute_working_bytes, a.total_bytes, \
+        a.recomputed_layers
+
+
+@pytest.mark.parametrize("interleave,chunk", [(1, 12), (2, 6), (3, 4)])
+def test_recompute_layers_zero_is_none_and_every_layer_is_full(interleave, chunk):
+    """Megatron's block method at its ends: recomputing 0 layers of each model chunk is recompute none, every
+    layer of the chunk is full recomputation, figure for figure."""
+    kw = dict(_BLOCKS, interleave=interleave)
+    none = activations(2048, 1, 12288, 96, 96, recompute="none", **kw)
+    full = activations(2048, 1, 12288, 96, 96, recompute="full", **kw)
+    assert _figures(activations(2048, 1, 12288, 96, 96, recompute="full", recompute_layers=0, **kw)) == \
+        _figures(none)
+    assert _figures(activations(2048, 1, 12288, 96, 96, recompute="full", recompute_layers=chunk, **kw)) == \
+        _figures(full)
+
+
+def test_memory_falls_with_each_recomputed_layer():
+    """Each layer recomputed keeps its input instead of everything: the first stage's activations fall strictly
+    with N, by the difference of a kept layer and a recomputed one for each chunk in flight."""
+    totals = [activations(2048, 1, 12288, 96, 96, recompute="full", recompute_layers=n, interleave=2,
+                          **_BLOCKS).total_bytes for n in range(7)]
+    assert totals == sorted(totals, reverse=True) and len(set(totals)) == 7
+    everything = layer_activation_bytes(2048, 1, 12288, 96, tensor_parallel=8, sequence_parallel=True)
+    kept = layer_activation_bytes(2048, 1, 12288, 96, tensor_parallel=8, sequence_parallel=True, recompute="full")
+    chunks = activations(2048, 1, 12288, 96, 96, interleave=2, **_BLOCKS).layers_in_flight / 6
+    assert totals[2] - totals[3] == pytest.approx(chunks * (everything - kept), rel=1e-12)
+
+
+def test_recompute_layers_is_what_the_plan_keeps_on_the_first_stage():
+    """The plan's most loaded stage (the first: it holds the embedding's dropout mask too) keeps what
+    :func:`activations` computes for the same model and split, for every N."""
+    from calc.hardware import hardware
+    from calc.model import model
+    from calc.plan import parallel, plan
+
+    gpt3 = model(96, 12288, 96, 51200, 2048, tied_embeddings=True, biases=True, learned_positions=True,
+                 attention="standard")
+    hw = hardware(64, profile_name="a100-sxm4-80gb")
+    for n in (0, 5, 12):
+        mem = plan(gpt3, 1, 64, hw, parallel(tensor=8, pipeline=8, recompute="full", recompute_layers=n),
+                   "megatron-fp16").memory_per_device
+        a = activations(2048, 1, 12288, 96, 96, tensor_parallel=8, pipeline_parallel=8, microbatches=64,
+                        recompute="full", recompute_layers=n)
+        embedding_masks = 2048 * 12288 * a.layers_in_flight / 12  # one s·b·h byte mask per microbatch in flight
+        assert mem.activations_bytes == pytest.approx(a.total_bytes + embedding_masks, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (dict(recompute="selective", recompute_layers=2),
+         "recompute_layers must be blank unless recompute is full (recompute is selective: it applies to every "
+         "layer), got 2"),
+        (dict(recompute="full", recompute_layers=-1), "recompute_layers must be a whole number >= 0, got -1"),
+        (dict(recompute="full", recompute_layers=1.5), "recompute_layers must be a whole number >= 0, got 1.5"),
+        (dict(recompute="full", recompute_layers=10_001), "recompute_layers must be a whole number <= 10000, "
+                                                          "got 10001"),
+        (dict(recompute="full", recompute_layers=13), "recompute_layers must be at most 12, the layers of the "
+                                                      "largest model chunk (layers per stage / interleave), got 13"),
+        (dict(recompute="full", recompute_layers=7, interleave=2),
+         "recompute_layers must be at most 6, the layers of the largest model chunk (layers per stage / "
+         "interleave), got 7"),
+    ],
+)
+def test_recompute_layers_refusals_name_the_rule(kwargs, message):
+    """Only with full recomputation, a whole number from 0, at most the layers of the largest model chunk."""
+    with pytest.raises(CalcError) as e:
+        activations(2048, 1, 12288, 96, 96, **{**_BLOCKS, **kwargs})
+    assert str(e.value) == message and e.value.param == "recompute_layers"

@@ -18,7 +18,7 @@ from ..errors import CalcError
 from ..pipeline import MAX_INTERLEAVE
 from ..presets import PRESETS
 from ..spec import AXES, spec_key
-from .training import _MAX_DEGREE
+from .training import _MAX_DEGREE, RECOMPUTE_LAYERS
 
 # ---------------------------------------------------------------------------- plan and search
 
@@ -86,9 +86,7 @@ _PARALLEL_DEGREES = tuple(
     Param("sequence_parallel", "flag", "Sequence parallelism", default="false", section="parallel"),
     Param("recompute", "choice", "Activation recomputation", default="none", choices=_memory.RECOMPUTE,
           section="parallel"),
-    Param("recompute_layers", "count", "Layers recomputed per model chunk (with full)",
-          help="Blank: every layer. Megatron's --recompute-method block --recompute-num-layers.", minimum=0,
-          maximum=_model.MAX_LAYERS, section="parallel"),
+    replace(RECOMPUTE_LAYERS, section="parallel"),
     Param("interleave", "count", "Model chunks per stage v", default="1", maximum=MAX_INTERLEAVE, section="parallel"),
     Param("stage_layers", "counts", "Layers per stage (e.g. 7,8,...,8,7)", help="Blank: as even as possible.",
           maximum=_model.MAX_LAYERS, section="parallel"),

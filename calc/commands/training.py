@@ -18,6 +18,10 @@ _PRECISION = Param("precision", "choice", "Precision recipe (bytes per parameter
                    default="bf16-adam", choices=tuple(_model.PRECISIONS))
 _RECOMPUTE = Param("recompute", "choice", "Activation recomputation", default="none",
                    choices=_memory.RECOMPUTE)
+#: Megatron's block method (:func:`calc.memory.check_recompute_layers`); ``plan`` takes it in its ``parallel`` section.
+RECOMPUTE_LAYERS = Param("recompute_layers", "count", "Layers recomputed per model chunk (with full)",
+                         help="Blank: every layer. Megatron's --recompute-method block --recompute-num-layers.",
+                         minimum=0, maximum=_model.MAX_LAYERS)
 _MAX_PARAMS = float(_memory.MAX_PARAMS)
 _MAX_DEGREE = float(_memory.MAX_DEGREE)
 
@@ -77,7 +81,7 @@ def _compute_activations(v: dict) -> dict:
         tensor_parallel=v["tensor_parallel"], sequence_parallel=v["sequence_parallel"], recompute=v["recompute"],
         pipeline_parallel=v["pipeline_parallel"], interleave=v["interleave"], microbatches=v["microbatches"],
         kv_heads=v["kv_heads"], ffn_hidden=v["ffn_hidden"], gated_mlp=v["gated_mlp"],
-        context_parallel=v["context_parallel"],
+        context_parallel=v["context_parallel"], recompute_layers=v["recompute_layers"],
     )
     return {
         "per_layer_bytes": a.per_layer_bytes,
@@ -86,6 +90,7 @@ def _compute_activations(v: dict) -> dict:
         "in_flight_factor": a.in_flight_factor,
         "stored_bytes": a.stored_bytes,
         "recompute_working_bytes": a.recompute_working_bytes,
+        "recomputed_layers": a.recomputed_layers,
     }
 
 
@@ -96,6 +101,7 @@ ACTIVATIONS = Command(
         Param("tensor_parallel", "count", "Tensor-parallel degree t", default="1", maximum=_MAX_DEGREE),
         Param("sequence_parallel", "flag", "Sequence parallelism", default="false"),
         _RECOMPUTE,
+        RECOMPUTE_LAYERS,
         Param("pipeline_parallel", "count", "Pipeline stages p", default="1", maximum=_MAX_DEGREE),
         Param("interleave", "count", "Model chunks per stage v", default="1", maximum=_pipeline.MAX_INTERLEAVE),
         Param("microbatches", "count", "Microbatches per step m", help="Blank: enough to fill the warm-up (2p)."),
@@ -105,11 +111,13 @@ ACTIVATIONS = Command(
         Param("gated_mlp", "flag", "Gated MLP (SwiGLU)", default="false"),
     ),
     results=(
-        Result("per_layer_bytes", "Per layer, per microbatch", "bytes"),
+        Result("per_layer_bytes", "Per layer, per microbatch (a model chunk's average with recompute_layers)",
+               "bytes"),
         Result("total_bytes", "First pipeline stage under 1F1B", "bytes"),
         Result("layers_in_flight", "Layer-microbatches held", "count"),
         Result("in_flight_factor", "Held / l (1 + (p−1)/(p·v))", "ratio"),
         Result("recompute_working_bytes", "Recomputation working set", "bytes"),
+        Result("recomputed_layers", "Layers recomputed per model chunk (first stage)", "count"),
     ),
     compute=_compute_activations,
     example={"seq_len": "2048", "micro_batch": "1", "hidden": "12288", "heads": "96", "layers": "96",
