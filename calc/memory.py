@@ -74,6 +74,7 @@ __all__ = [
     "Activations",
     "activations",
     "check_recompute_layers",
+    "check_recompute_fits",
     "MAX_PARAMS",
     "MAX_DEGREE",
     "ATTENTION",
@@ -174,6 +175,20 @@ def check_recompute_layers(recompute_layers: object, recompute: str, maximum: in
     return n
 
 
+def check_recompute_fits(recompute_layers: int, largest_chunk: int) -> None:
+    """``recompute_layers`` at most ``largest_chunk``, the layers of the largest model chunk (``plan`` and
+    :func:`activations` alike).
+
+    >>> check_recompute_fits(4, 3)
+    Traceback (most recent call last):
+    ...
+    calc.errors.CalcError: recompute_layers must be at most 3, the layers of the largest model chunk (layers per stage / interleave), got 4
+    """
+    if recompute_layers > largest_chunk:
+        raise CalcError("recompute_layers", f"at most {largest_chunk}, the layers of the largest model chunk (layers "
+                        "per stage / interleave)", recompute_layers)
+
+
 def layer_activation_bytes(
     seq_len: int,
     micro_batch: int,
@@ -246,9 +261,7 @@ def _first_chunk(l: int, p: int, v: int, recompute_layers: int | None) -> tuple[
         chunk, largest = stage_layers(l, p)[0], max(stage_layers(l, p))
     if recompute_layers is None:
         return chunk, chunk
-    if recompute_layers > largest:
-        raise CalcError("recompute_layers", f"at most {largest}, the layers of the largest model chunk (layers per "
-                        "stage / interleave)", recompute_layers)
+    check_recompute_fits(recompute_layers, largest)
     return chunk, min(recompute_layers, chunk)
 
 

@@ -72,7 +72,7 @@ from .check import count, real
 from .compute import MAX_TOKENS, training_flops
 from .errors import CalcError
 from .hardware import GIB, MAX_GPUS, Hardware, hardware
-from .memory import MAX_DEGREE, RECOMPUTE, check_recompute_layers, layer_activation_bytes
+from .memory import MAX_DEGREE, RECOMPUTE, check_recompute_fits, check_recompute_layers, layer_activation_bytes
 from .model import FLASH, Model, Precision, layer_params, precision as _precision
 from .network import Link, collective_time, group_link
 from .pipeline import MAX_INTERLEAVE, check_interleave, in_flight_chunks, stage_layers as _even_stage_layers
@@ -328,10 +328,7 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
                             list(par.stage_layers))
     check_interleave(p, mbs, v, microbatches_given=False)
     if par.recompute_layers is not None:
-        chunk = -(-max(par.stage_layers or _even_stage_layers(m.layers, p)) // v)
-        if par.recompute_layers > chunk:
-            raise CalcError("recompute_layers", f"at most {chunk}, the layers of the largest model chunk (layers "
-                            "per stage / interleave)", par.recompute_layers)
+        check_recompute_fits(par.recompute_layers, -(-max(par.stage_layers or _even_stage_layers(m.layers, p)) // v))
     if v > 1:
         room = interleave_room(par.stage_layers or _even_stage_layers(m.layers, p))
         if room < v:
