@@ -77,8 +77,7 @@ def on_post_build(state: BuildState, config) -> None:
     if (state.site_dir / "assets/stylesheets").is_dir():  # none when nothing was built
         theme_css.drop_switching_rule(state.site_dir)
     if (state.site_dir / "assets/javascripts").is_dir():
-        theme_js.keep_color_scheme_meta_out(state.site_dir)
-        theme_js.leave_tables_framed(state.site_dir)
+        theme_js.edit_bundle(state.site_dir)
     csp.apply(state.site_dir)
 
 

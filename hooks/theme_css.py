@@ -33,4 +33,4 @@ def drop_switching_rule(site_dir: Path) -> Path:
     Raises ``ValueError`` (the build fails) when there is not exactly one palette stylesheet or it does
     not hold the rule once (:func:`hooks.theme_patch.replace_once`).
     """
-    return replace_once(site_dir / "assets/stylesheets", "palette.*.min.css", RULE, NOTE, "the theme's switching rule")
+    return replace_once(site_dir / "assets/stylesheets", "palette.*.min.css", [(RULE, NOTE, "the theme's switching rule")])

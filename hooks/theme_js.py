@@ -28,8 +28,6 @@ from .theme_patch import replace_once
 APPEND = 'let o=x("meta",{name:"color-scheme"});document.head.appendChild(o);'
 #: What replaces it: the element made, not appended; a comment of the same length in place of the call.
 KEPT_OUT = 'let o=x("meta",{name:"color-scheme"});/*not appended: theme_js.py*/'
-
-
 #: The theme's content mount: every table without a class, each wrapped in a scrolling frame at each page view.
 FIND_TABLES = 'M("table:not([class])",e).map(i=>ti(i))'
 #: What replaces it: a selector that matches nothing (padded to the same length): hooks/table_frames.py writes
@@ -37,18 +35,14 @@ FIND_TABLES = 'M("table:not([class])",e).map(i=>ti(i))'
 NO_TABLES = 'M("table:not(table)  ",e).map(i=>ti(i))'
 
 
-def keep_color_scheme_meta_out(site_dir: Path) -> Path:
-    """Replace :data:`APPEND` by :data:`KEPT_OUT` in the built theme bundle; return its path.
+def edit_bundle(site_dir: Path) -> Path:
+    """Make both edits (:data:`APPEND` → :data:`KEPT_OUT`, :data:`FIND_TABLES` → :data:`NO_TABLES`) in the built
+    theme bundle; return its path.
 
-    Raises ``ValueError`` (the build fails) when there is not exactly one bundle or it does not hold the
+    Raises ``ValueError`` (the build fails) when there is not exactly one bundle or it does not hold each
     statement once (:func:`hooks.theme_patch.replace_once`).
     """
-    return replace_once(site_dir / "assets/javascripts", "bundle.*.min.js", APPEND, KEPT_OUT,
-                        "the colour-scheme meta element's append")
-
-
-def leave_tables_framed(site_dir: Path) -> Path:
-    """Replace :data:`FIND_TABLES` by :data:`NO_TABLES` in the built theme bundle; return its path (raises
-    ``ValueError`` as :func:`keep_color_scheme_meta_out` does)."""
-    return replace_once(site_dir / "assets/javascripts", "bundle.*.min.js", FIND_TABLES, NO_TABLES,
-                        "the content mount's table selector")
+    return replace_once(site_dir / "assets/javascripts", "bundle.*.min.js", [
+        (APPEND, KEPT_OUT, "the colour-scheme meta element's append"),
+        (FIND_TABLES, NO_TABLES, "the content mount's table selector"),
+    ])

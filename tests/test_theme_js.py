@@ -1,5 +1,6 @@
 """hooks/theme_js.py: the theme's bundle no longer appends its colour-scheme meta element nor looks for tables to frame,
-each edit made once and keeping its length, and a theme that changes either statement fails the build."""
+each edit keeping its length, and a theme that changes either statement fails the build naming it (the edits'
+mechanics: tests/test_theme_patch.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hooks.theme_js import APPEND, FIND_TABLES, KEPT_OUT, NO_TABLES, keep_color_scheme_meta_out, leave_tables_framed
+from hooks.theme_js import APPEND, FIND_TABLES, KEPT_OUT, NO_TABLES, edit_bundle
 from tests.support import theme_file_site
 
 
@@ -22,31 +23,20 @@ def test_the_installed_themes_bundle_keeps_the_element_out_and_changes_nothing_e
     (bundle,) = (site / "assets/javascripts").glob("bundle.*.min.js")
     before = bundle.read_text()
     assert before.count(APPEND) == 1
-    assert keep_color_scheme_meta_out(site) == bundle
+    assert edit_bundle(site) == bundle
     after = bundle.read_text()
-    assert after == before.replace(APPEND, KEPT_OUT) and len(after) == len(before)
+    assert after == before.replace(APPEND, KEPT_OUT).replace(FIND_TABLES, NO_TABLES) and len(after) == len(before)
     assert 'x("meta",{name:"color-scheme"})' in after and "appendChild(o)" not in after[after.index(KEPT_OUT):][:80]
 
 
-def test_a_rebuild_that_kept_the_file_finds_it_done(tmp_path):
-    site = site_with(tmp_path)
-    keep_color_scheme_meta_out(site)
-    (bundle,) = (site / "assets/javascripts").glob("bundle.*.min.js")
-    done = bundle.read_text()
-    keep_color_scheme_meta_out(site)
-    assert bundle.read_text() == done
-
-
-@pytest.mark.parametrize(("text", "found"), [("var a=1;", 0), (APPEND + APPEND, 2)])
-def test_a_theme_that_changed_the_statement_fails_the_build(tmp_path, text, found):
-    with pytest.raises(ValueError, match=rf"does not hold the colour-scheme meta element's append once \(found {found} times\)"):
-        keep_color_scheme_meta_out(site_with(tmp_path, text))
-
-
-def test_no_bundle_fails_the_build(tmp_path):
-    (tmp_path / "assets/javascripts").mkdir(parents=True)
-    with pytest.raises(ValueError, match=r"expected one bundle\.\*\.min\.js"):
-        keep_color_scheme_meta_out(tmp_path)
+@pytest.mark.parametrize(("text", "found", "what"), [
+    ("var a=1;", 0, "the colour-scheme meta element's append"),
+    (APPEND + APPEND + FIND_TABLES, 2, "the colour-scheme meta element's append"),
+    (APPEND + "var a=1;", 0, "the content mount's table selector"),
+])
+def test_a_theme_that_changed_a_statement_fails_the_build(tmp_path, text, found, what):
+    with pytest.raises(ValueError, match=rf"does not hold {what} once \(found {found} times\)"):
+        edit_bundle(site_with(tmp_path, text))
 
 
 def test_the_bundle_looks_for_no_table_to_frame(tmp_path):
@@ -56,6 +46,5 @@ def test_the_bundle_looks_for_no_table_to_frame(tmp_path):
     (bundle,) = (site / "assets/javascripts").glob("bundle.*.min.js")
     before = bundle.read_text()
     assert before.count(FIND_TABLES) == 1 and len(NO_TABLES) == len(FIND_TABLES)
-    leave_tables_framed(site)
-    leave_tables_framed(site)  # a rebuild that kept the file finds it done
-    assert bundle.read_text() == before.replace(FIND_TABLES, NO_TABLES)
+    edit_bundle(site)
+    assert "table:not([class])" not in bundle.read_text()
