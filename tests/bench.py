@@ -445,7 +445,7 @@ def render_work(browser, base: str, path: str) -> dict:
     layouts = [e["args"]["beginData"].get("dirtyObjects", 0) for e in events
                if e.get("name") == "Layout" and "beginData" in e.get("args", {})]
     return {"restyled": sum(styles), "style_passes": len(styles), "laid_out": sum(layouts),
-            "layout_passes": len(layouts), "elements": max(styles, default=0)}
+            "layout_passes": len(layouts)}
 
 
 def budget_pages(site: Path) -> list[str]:
