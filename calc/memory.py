@@ -284,7 +284,8 @@ def activations(seq_len: int, micro_batch: int, hidden: int, heads: int, layers:
                 sequence_parallel: bool = False, recompute: str = "none", pipeline_parallel: int = 1,
                 interleave: int = 1, microbatches: int | None = None, kv_heads: int | None = None,
                 ffn_hidden: int | None = None, gated_mlp: bool = False, context_parallel: int = 1,
-                recompute_layers: int | None = None) -> Activations:
+                recompute_layers: int | None = None, attention: str = "standard",
+                dropout: bool = True) -> Activations:
     """First stage under 1F1B: ``per_layer × (l/p) × min(p, m)`` = ``l`` layers' worth when ``m >= p``.
 
     Interleaved: ``× (1 + (p−1)/(p·v))`` (``l`` must split into ``p·v`` chunks). The split must
@@ -295,6 +296,9 @@ def activations(seq_len: int, micro_batch: int, hidden: int, heads: int, layers:
     ``plan`` requires) is Megatron-LM's block method: the first N layers of each model chunk keep only their
     input, the other ``chunk − N`` keep everything (``recompute`` none), so ``per_layer_bytes`` is the chunk's
     average, ``(N·full + (chunk − N)·none) / chunk``; the working set is counted when N > 0.
+    ``attention`` and ``dropout`` are :func:`layer_activation_bytes`'s: the default, standard attention
+    with dropout masks, is the paper's accounting; ``attention="flash"`` keeps no s² scores (nor does the
+    layer being recomputed under full recomputation).
     Source: Korthikanti et al. 2022, §4.2.2 (pipeline parallelism) and §5.
 
     >>> a = activations(2048, 1, 12288, 96, 96, tensor_parallel=8, sequence_parallel=True,
@@ -303,7 +307,8 @@ def activations(seq_len: int, micro_batch: int, hidden: int, heads: int, layers:
     (106954752.0, 96, 9.5625)
     """
     common = dict(tensor_parallel=tensor_parallel, kv_heads=kv_heads, ffn_hidden=ffn_hidden,
-                  gated_mlp=gated_mlp, context_parallel=context_parallel)
+                  gated_mlp=gated_mlp, context_parallel=context_parallel, attention=attention,
+                  dropout=bool(dropout))
     per_layer = layer_activation_bytes(seq_len, micro_batch, hidden, heads, sequence_parallel=sequence_parallel,
                                        recompute=recompute, **common)
     n_block = check_recompute_layers(recompute_layers, recompute)

@@ -82,6 +82,22 @@ def test_activations_takes_recompute_layers_to_the_memory_function(capsys):
         run_json(capsys, line.replace("full", "none").split())["total_bytes"]
 
 
+def test_activations_takes_the_attention_kernel_and_dropout_to_the_memory_function(capsys):
+    """--attention and --no-dropout reach calc.memory.activations; at 32K tokens FlashAttention keeps no
+    s² scores, so full recomputation's working set falls far below standard attention's."""
+    from calc.memory import activations
+
+    line = ("activations --seq-len 32768 --hidden 8192 --heads 64 --layers 80 --kv-heads 8 --tensor-parallel 8 "
+            "--sequence-parallel --pipeline-parallel 4 --recompute full")
+    kw = dict(kv_heads=8, tensor_parallel=8, sequence_parallel=True, pipeline_parallel=4, recompute="full")
+    standard = run_json(capsys, line.split())
+    flash = run_json(capsys, (line + " --attention flash --no-dropout").split())
+    a = activations(32768, 1, 8192, 64, 80, attention="flash", dropout=False, **kw)
+    assert (flash["total_bytes"], flash["recompute_working_bytes"]) == (a.total_bytes, a.recompute_working_bytes)
+    assert standard["total_bytes"] == activations(32768, 1, 8192, 64, 80, **kw).total_bytes
+    assert flash["recompute_working_bytes"] < standard["recompute_working_bytes"] / 10
+
+
 def test_memory_json_is_16_bytes_per_parameter_at_zero_0(capsys):
     """bf16-adam is 16 bytes per parameter at ZeRO 0."""
     out = run_json(capsys, "memory --params 1e9".split())
@@ -141,6 +157,11 @@ def test_without_json_each_result_is_a_labelled_line(capsys):
         ("allgather --ranks 0", "python -m calc allgather: error: ranks must be a whole number >= 1, got 0"),
         ("activations --seq-len 2048 --hidden 64 --heads 3 --layers 2 --recompute half",
          "python -m calc activations: error: recompute must be one of none, selective, full, got 'half'"),
+        ("activations --seq-len 2048 --hidden 64 --heads 4 --layers 8 --attention flash2",
+         "python -m calc activations: error: attention must be one of flash, flash3, standard, got 'flash2'"),
+        ("activations --seq-len 2048 --hidden 64 --heads 4 --layers 8 --no-dropout false",
+         "python -m calc activations: error: no_dropout must be the flag --no-dropout alone (it takes no value), "
+         "got 'false'"),
         ("activations --seq-len 2048 --hidden 64 --heads 4 --layers 8 --recompute selective --recompute-layers 2",
          "python -m calc activations: error: recompute_layers must be blank unless recompute is full (recompute is "
          "selective: it applies to every layer), got 2"),

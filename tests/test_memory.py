@@ -217,6 +217,40 @@ def test_recompute_layers_is_what_the_plan_keeps_on_the_first_stage():
         assert mem.activations_bytes == pytest.approx(a.total_bytes + embedding_masks, rel=1e-12)
 
 
+def test_flash_attention_without_dropout_is_what_the_plan_keeps_for_a_llama_model():
+    """With FlashAttention and no dropout (a Llama-style model) the plan's first stage keeps exactly what
+    :func:`activations` computes with ``attention="flash", dropout=False`` (no embedding mask either).
+    Not with full recomputation here: the last stage's logits then outweigh the first stage's layers."""
+    from calc.hardware import hardware
+    from calc.model import model
+    from calc.plan import parallel, plan
+
+    llama = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True, dropout=False)
+    hw = hardware(32, profile_name="h100-sxm5-80gb")
+    for recompute in ("none", "selective"):
+        mem = plan(llama, 1, 32, hw, parallel(tensor=8, pipeline=4, sequence_parallel=True, recompute=recompute),
+                   "bf16-adam").memory_per_device
+        a = activations(8192, 1, 4096, 32, 32, kv_heads=8, ffn_hidden=14336, gated_mlp=True, tensor_parallel=8,
+                        sequence_parallel=True, pipeline_parallel=4, microbatches=32, recompute=recompute,
+                        attention="flash", dropout=False)
+        assert mem.activations_bytes == pytest.approx(a.total_bytes, rel=1e-12)
+
+
+def test_the_recomputed_layer_keeps_no_scores_with_flash_attention():
+    """Full recomputation's working set is one layer's activations with the layer's own kernel: the s² scores
+    only with standard attention (the issue's 131K-token Llama 3 case needed more than selective)."""
+    kw = dict(kv_heads=8, ffn_hidden=53248, gated_mlp=True, tensor_parallel=8, sequence_parallel=True,
+              context_parallel=16, pipeline_parallel=16, microbatches=16)
+    for attention in ("standard", "flash"):
+        a = activations(131072, 1, 16384, 128, 126, recompute="full", attention=attention, **kw)
+        one_layer = layer_activation_bytes(131072, 1, 16384, 128, attention=attention,
+                                           **{k: kw[k] for k in kw if k not in ("pipeline_parallel", "microbatches")})
+        assert a.recompute_working_bytes == one_layer
+    flash = activations(131072, 1, 16384, 128, 126, recompute="full", attention="flash", **kw)
+    selective = activations(131072, 1, 16384, 128, 126, recompute="selective", attention="flash", **kw)
+    assert flash.total_bytes < selective.total_bytes
+
+
 @pytest.mark.parametrize(
     "kwargs,message",
     [

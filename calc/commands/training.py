@@ -82,6 +82,7 @@ def _compute_activations(v: dict) -> dict:
         pipeline_parallel=v["pipeline_parallel"], interleave=v["interleave"], microbatches=v["microbatches"],
         kv_heads=v["kv_heads"], ffn_hidden=v["ffn_hidden"], gated_mlp=v["gated_mlp"],
         context_parallel=v["context_parallel"], recompute_layers=v["recompute_layers"],
+        attention=v["attention"], dropout=not v["no_dropout"],
     )
     return {
         "per_layer_bytes": a.per_layer_bytes,
@@ -109,6 +110,10 @@ ACTIVATIONS = Command(
         Param("kv_heads", "count", "Key/value heads", help="Blank: = heads.", maximum=_model.MAX_HIDDEN),
         Param("ffn_hidden", "count", "MLP width f", help="Blank: 4h.", maximum=16 * _model.MAX_HIDDEN),
         Param("gated_mlp", "flag", "Gated MLP (SwiGLU)", default="false"),
+        Param("attention", "choice", "Attention kernel (standard: the paper's s² scores kept; flash: none)",
+              default="standard", choices=_model.ATTENTION),
+        Param("no_dropout", "flag", "No dropout, so no masks kept (Llama; the paper's GPT-3 layer has dropout)",
+              default="false"),
     ),
     results=(
         Result("per_layer_bytes", "Per layer, per microbatch (a model chunk's average with recompute_layers)",
