@@ -157,12 +157,12 @@ function mountCalculator(root, signal) {
   }
 
   function onInput() {
-    writeQuery(fields);
-    if (runtime === "ready") evaluate();
+    if (runtime === "ready") evaluate(); // posts the request first: Python computes while the URL is written
     else {
       startRuntime();
       showCurrent(root, isDefault(fields));
     }
+    writeQuery(fields);
   }
 
   for (const field of fields) {
