@@ -115,25 +115,33 @@ _RUNS = [
 _RUNS += [
     _run(f"mt-nlg-{n}", "mt-nlg", "Smith et al. 2022 §2.4 (530B on 280/350/420 DGX A100 nodes), as quoted by "
          "cli99/llm-analysis examples/megatron-turing-nlg", step, f"{step} s per iteration ({x} TFLOP/s per GPU)",
-         "microbatch 1, no interleaving (DeepSpeed's pipeline engine), ZeRO stage 1, full recomputation, "
-         "bf16, gradient reduction not overlapped: none is published",
+         "microbatch 1, ZeRO stage 1, full recomputation, bf16 weights and gradients (which optimizer path the "
+         "run's pre-release DeepSpeed took for bf16 is not published; DeepSpeed gained bf16 in v0.5.5, November "
+         "2021, after the run), gradient reduction not overlapped: none is published; DeepSpeed's pipeline "
+         "engine (Smith et al. 2022 §2: DeepSpeed's pipeline parallelism; v0.5 deepspeed/runtime/pipe: blocking "
+         "sends one at a time, no interleaving)",
          model=_gpt(105, 20480, 128, attention="standard"), batch={"micro_batch": 1, "global_batch": 1920},
          hardware={**_SELENE, "gpus": n},
-         parallel={"data": n // 280, "tensor": 8, "pipeline": 35, "zero": 1, **_MEGATRON_2021},
+         parallel={"data": n // 280, "tensor": 8, "pipeline": 35, "zero": 1, "pipeline_engine": "deepspeed",
+                   **_MEGATRON_2021},
          training={"precision": "bf16-adam"})
     for n, step, x in ((2240, 60.1, 126), (2800, 50.2, 121), (3360, 44.4, 113))
 ] + [
     _run("bloom-176b", "bloom", "BigScience tr11-176B-ml chronicles.md: iteration 12695 at global batch 2048",
          105.22, "105.22 s per iteration, 149.02 TFLOP/s per GPU (Eq. 3)",
          "gradient reduction not overlapped; Omni-Path at 4 x 100 Gb/s per node (the BLOOM paper, p. 18, via "
-         "secondary summaries)",
+         "secondary summaries); DeepSpeed's pipeline engine with bf16 and ZeRO stage 0 in its config, which is "
+         "DeepSpeed's BF16_Optimizer (tr11-176B-ml.slurm: 'bf16 must use z0! it implements its own zero stage 1 "
+         "equivalent'; chronicles.md: 'FP32 grad accumulation for the pipeline'; microsoft/DeepSpeed PR 1801, "
+         "v0.6.5 runtime/bf16_optimizer.py): fp32 gradients (megatron-bf16's bytes), accumulated every "
+         "microbatch, all-reduced in fp32; optimizer states sharded (zero 1)",
          model={"layers": 70, "hidden": 14336, "heads": 112, "vocab": 250880, "seq_len": 2048,
                 "tied_embeddings": True, "biases": True, "attention": "standard"},
          batch={"micro_batch": 2, "global_batch": 2048},
          hardware={**_SELENE, "gpus": 384, "inter_node_bandwidth": "6.25GB/s"},
          parallel={"data": 8, "tensor": 4, "pipeline": 12, "zero": 1, "stage_layers": [5] + [6] * 10 + [5],
-                   **_MEGATRON_2021},
-         training={"precision": "bf16-adam"}),
+                   "pipeline_engine": "deepspeed", **_MEGATRON_2021},
+         training={"precision": "megatron-bf16"}),
 ]
 
 
