@@ -49,7 +49,9 @@ one layer ahead.
 
 The pipeline engine (``parallel.pipeline_engine``): Megatron-LM's batched sends (the default) or DeepSpeed's
 ``PipelineEngine``, whose sends run one at a time and which, with fp32 gradients, accumulates and all-reduces
-them in fp32 (its ``BF16_Optimizer``): :data:`PIPELINE_SENDS`, :func:`fp32_accumulation`.
+them in fp32 (its ``BF16_Optimizer``): :data:`PIPELINE_SENDS`, :func:`fp32_accumulation`. Gradients accumulate
+inside the weight-gradient GEMMs except under ``megatron-2021`` (Megatron-LM before 2022) and ``deepspeed``:
+:func:`accumulation_bytes`.
 
 Floats are added with :func:`math.fsum` (exactly rounded), so CPython 3.11 and Pyodide's
 3.14, whose built-in ``sum`` of floats differ in the last digit, print the same numbers.
@@ -128,6 +130,7 @@ __all__ = [
     "PIPELINE_SENDS",
     "DS_BF16_ACCUMULATE_BYTES",
     "fp32_accumulation",
+    "accumulation_bytes",
     "layer_tensors",
 ]
 
@@ -181,7 +184,7 @@ DS_MAX_LIVE_PARAMETERS = 10**9
 #: gradient: four. DeepSpeed's schedule has no model chunks (no interleaving). Sources: NVIDIA/Megatron-LM
 #: ``megatron/p2p_communication.py`` and ``schedules.py`` (2021); microsoft/DeepSpeed v0.5-v0.6
 #: ``deepspeed/runtime/pipe/schedule.py`` (``TrainSchedule.steps``), ``engine.py`` and ``p2p.py``.
-PIPELINE_SENDS = MappingProxyType({"megatron": 2, "deepspeed": 4})
+PIPELINE_SENDS = MappingProxyType({"megatron": 2, "megatron-2021": 2, "deepspeed": 4})
 PIPELINE_ENGINES = tuple(PIPELINE_SENDS)
 #: DeepSpeed's pipeline engine with 16-bit weights and fp32 gradients (``megatron-bf16``'s bytes: DeepSpeed's
 #: ``BF16_Optimizer``, BLOOM's) adds each microbatch's bf16 gradients into fp32 accumulators after its backward pass
@@ -217,7 +220,9 @@ class Parallel:
     #: with ``recompute`` full: the first N layers of every model chunk recomputed, the others keeping all their
     #: activations (:func:`recomputed_layers`); None: every layer
     recompute_layers: int | None = None
-    #: the pipeline engine: ``megatron`` (batched sends, interleaving) or ``deepspeed`` (:data:`PIPELINE_SENDS`)
+    #: the engine that runs the microbatches: ``megatron`` (batched sends, interleaving, gradients accumulated inside
+    #: the GEMMs), ``megatron-2021`` (the same, gradients added in a pass of their own) or ``deepspeed``
+    #: (:data:`PIPELINE_SENDS`, :func:`accumulation_bytes`)
     pipeline_engine: str = "megatron"
 
 
@@ -736,8 +741,8 @@ class StageCost:
     optimizer_bytes: float
     activations_bytes: float
     buffers_bytes: float  #: ZeRO-3's gathered layers
-    #: one microbatch: forward, backward, recomputation, the head on the last stage, and DeepSpeed's fp32 gradient
-    #: accumulation (:func:`fp32_accumulation`)
+    #: one microbatch: forward, backward, recomputation, the head on the last stage, and the gradients' accumulation
+    #: outside the GEMMs (:func:`accumulation_bytes`)
     compute_s: float
     tensor_s: float  #: exposed TP communication, one microbatch
     context_s: float  #: exposed CP communication, one microbatch
@@ -959,12 +964,40 @@ def fp32_accumulation(w: Workload, par: Parallel) -> bool:
     return par.pipeline_engine == "deepspeed" and par.zero <= 1 and w.prec.grad_bytes > w.prec.param_bytes
 
 
+def accumulation_bytes(w: Workload, par: Parallel) -> tuple[int, int]:
+    """(HBM bytes per weight, kernels per weight tensor) each microbatch takes to add its gradients into the
+    buffer the data-parallel reduction reads, outside the backward pass's own GEMMs.
+
+    ``megatron``: Megatron-LM's gradient accumulation fusion (since February 2022), the weight-gradient GEMM
+    accumulating in place: nothing. ``megatron-2021`` and ``deepspeed`` (at ZeRO 0-1): one ``add_`` per weight reads
+    the new 16-bit gradient and reads and writes the accumulator, ``param_bytes + 2·grad_bytes``: Megatron-LM's
+    ``LocalDDP`` hook ``param.main_grad.add_(param.grad.data)`` of 2021, PyTorch autograd's ``AccumulateGrad`` into
+    ``param.grad`` under DeepSpeed's engine (the first microbatch of a step only stores its gradient there; the
+    model counts every microbatch, one pass too many per step). DeepSpeed's ``BF16_Optimizer``
+    (:func:`fp32_accumulation`): :data:`DS_BF16_ACCUMULATE_BYTES` in two kernels instead. ZeRO-2/3 reduce every
+    microbatch and are costed there. Sources: NVIDIA/Megatron-LM ``megatron/model/distributed.py`` (2021) and commit
+    83b1e42 ("gradient accumulation fusion", 2022-02-13); microsoft/DeepSpeed v0.5 ``runtime/pipe/engine.py``
+    (``_exec_backward_pass``: ``torch.autograd.backward``, gradients zeroed only by the optimizer step).
+
+    >>> from calc.model import model
+    >>> w = workload(model(2, 64, 4, 100, 16), 8, hardware(8, profile_name="a100-sxm4-80gb"), "megatron-fp16")
+    >>> accumulation_bytes(w, parallel(8)), accumulation_bytes(w, parallel(8, pipeline_engine="megatron-2021"))
+    ((0, 0), (6, 1))
+    """
+    if fp32_accumulation(w, par):
+        return DS_BF16_ACCUMULATE_BYTES, 2
+    if par.pipeline_engine == "megatron" or par.zero >= 2:
+        return 0, 0
+    return w.prec.param_bytes + 2 * w.prec.grad_bytes, 1
+
+
 def _accumulate_time(w: Workload, par: Parallel, sh: "StageShape") -> float:
-    """Seconds per microbatch DeepSpeed's ``BF16_Optimizer`` takes to add the gradients into fp32 (0 otherwise)."""
-    if not fp32_accumulation(w, par):
+    """Seconds per microbatch the stage takes to add its gradients into the accumulator (:func:`accumulation_bytes`)."""
+    per_weight, kernels = accumulation_bytes(w, par)
+    if not per_weight:
         return 0.0
     tensors = sh.layers * layer_tensors(w.m) + (1 if sh.stage in (0, par.pipeline - 1) else 0)
-    return memory_time(w.hw, DS_BF16_ACCUMULATE_BYTES * (sh.dense_params + sh.expert_params), 2 * tensors)
+    return memory_time(w.hw, per_weight * (sh.dense_params + sh.expert_params), kernels * tensors)
 
 
 def _over_dp(w: Workload, par: Parallel, lay, n_s: int) -> Callable[..., float]:

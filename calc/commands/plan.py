@@ -99,10 +99,10 @@ _SCHEDULE = (
     Param("tp_comm_overlap", "flag", "TP collectives overlap the GEMMs", default="false", section="parallel"),
     Param("zero3_gather", "choice", "ZeRO-3 gathers (layer: PyTorch FSDP; tensor: DeepSpeed)", default="layer",
           choices=_plan.ZERO3_GATHER, section="parallel"),
-    Param("pipeline_engine", "choice", "Pipeline engine (megatron: batched sends; deepspeed: one at a time)",
-          default="megatron", choices=_plan.PIPELINE_ENGINES, section="parallel",
-          help="deepspeed: DeepSpeed's PipelineEngine, four blocking sends per microbatch, no interleaving; with "
-               "fp32 gradients (megatron-bf16) its BF16_Optimizer, fp32 accumulation and all-reduce."),
+    Param("pipeline_engine", "choice", "Engine (sends and gradient accumulation)", default="megatron",
+          choices=_plan.PIPELINE_ENGINES, section="parallel",
+          help="megatron-2021: a gradient add per microbatch; deepspeed: also four blocking sends per microbatch, "
+               "no interleaving, and with fp32 gradients (megatron-bf16) its BF16_Optimizer."),
 )
 _SPEC_PARALLEL = _PARALLEL_DEGREES + _SCHEDULE
 _SPEC_TRAINING = (
