@@ -117,6 +117,15 @@ def _check_fits(plan: Plan) -> None:
                         f"{format_bytes(mem.total_bytes, 'iec')} per GPU on pipeline stage {mem.stage}")
 
 
+def _current_engine(plan: Plan, target: Target) -> None:
+    """Megatron-LM and torchtitan of today run neither Megatron-LM 2021's gradient add per microbatch nor
+    DeepSpeed's engine: a plan timed for those is not theirs to run."""
+    engine = plan.parallel.pipeline_engine
+    if engine != "megatron":
+        raise _refuse("pipeline_engine", "megatron", target, "the plan is timed for another engine's sends and "
+                      "gradient accumulation", engine)
+
+
 def _argv(pairs: list[tuple[str, object]]) -> tuple[str, ...]:
     """``[("--a", 8), ("--b", None)]`` → ``("--a", "8", "--b")``."""
     out: list[str] = []
@@ -246,6 +255,7 @@ def megatron(plan: Plan, m: Model, precision: str) -> Launch:
     """Megatron-LM's command-line arguments for ``plan`` (``pretrain_gpt.py`` and the like)."""
     (target,) = TARGETS["megatron"]
     par = plan.parallel
+    _current_engine(plan, target)
     t, p, c = par.tensor, par.pipeline, par.context
     sp = par.sequence_parallel and t > 1
     pairs: list[tuple[str, object]] = [("--tensor-model-parallel-size", t), ("--pipeline-model-parallel-size", p),
@@ -366,6 +376,7 @@ def _toml(config: dict) -> str:
 def torchtitan(plan: Plan, m: Model, precision: str) -> Launch:
     """torchtitan's TOML tables for ``plan`` (merge them into the job's ``--job.config_file``)."""
     (target,) = TARGETS["torchtitan"]
+    _current_engine(plan, target)
     _torchtitan_check(plan, m, precision, target)
     par = plan.parallel
     t, p, e, z = par.tensor, par.pipeline, par.expert, par.zero

@@ -47,6 +47,12 @@ Megatron-LM runs had it off); the weight all-gather after the optimizer step (Ze
 reduce-scatter overlaps that microbatch's backward; ZeRO-3's gathers are prefetched
 one layer ahead.
 
+The pipeline engine (``parallel.pipeline_engine``): Megatron-LM's batched sends (the default) or DeepSpeed's
+``PipelineEngine``, whose sends run one at a time and which, with fp32 gradients, accumulates and all-reduces
+them in fp32 (its ``BF16_Optimizer``): :data:`PIPELINE_SENDS`, :func:`fp32_accumulation`. Gradients accumulate
+inside the weight-gradient GEMMs except under ``megatron-2021`` (Megatron-LM before 2022) and ``deepspeed``:
+:func:`accumulation_bytes`.
+
 Floats are added with :func:`math.fsum` (exactly rounded), so CPython 3.11 and Pyodide's
 3.14, whose built-in ``sum`` of floats differ in the last digit, print the same numbers.
 
@@ -67,6 +73,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from math import fsum
+from types import MappingProxyType
 
 from .check import count, real
 from .compute import MAX_TOKENS, training_flops
@@ -78,6 +85,7 @@ from .network import Link, collective_time, group_link
 from .pipeline import MAX_INTERLEAVE, check_interleave, in_flight_chunks, stage_layers as _even_stage_layers
 from .spec import AXES
 from .split import check_split
+from .kernels import memory_time
 from .work import LayerWork, head_work, kv_hidden_per_rank, layer_work, optimizer_time
 
 __all__ = [
@@ -118,6 +126,11 @@ __all__ = [
     "CP_GATHERS",
     "ZERO3_GATHERS",
     "ZERO3_GATHER",
+    "PIPELINE_ENGINES",
+    "PIPELINE_SENDS",
+    "DS_BF16_ACCUMULATE_BYTES",
+    "fp32_accumulation",
+    "accumulation_bytes",
     "layer_tensors",
 ]
 
@@ -161,6 +174,25 @@ ZERO3_LIVE_LAYERS = 2
 #: larger than that is still gathered whole. Source: DeepSpeed ``deepspeed/runtime/zero/config.py``
 #: ("The maximum number of parameters resident per GPU before releasing").
 DS_MAX_LIVE_PARAMETERS = 10**9
+#: The pipeline engines (``parallel.pipeline_engine``) and the blocking transfers each runs at a stage boundary per
+#: microbatch per model chunk. Megatron-LM's 1F1B sends the activation on and takes the gradient back in one batched
+#: exchange after a forward pass (``send_forward_recv_backward``) and one after a backward pass
+#: (``send_backward_recv_forward``), each a ``torch.distributed.batch_isend_irecv``: two. DeepSpeed's
+#: ``PipelineEngine`` runs ``TrainSchedule``'s commands one after the other, each a blocking ``dist.send`` or
+#: ``dist.recv`` (``p2p.send``/``p2p.recv`` refuse ``async_op``): a forward step receives the activation, then sends the
+#: previous backward's gradient; a backward step sends the previous forward's activation, then receives the
+#: gradient: four. DeepSpeed's schedule has no model chunks (no interleaving). Sources: NVIDIA/Megatron-LM
+#: ``megatron/p2p_communication.py`` and ``schedules.py`` (2021); microsoft/DeepSpeed v0.5-v0.6
+#: ``deepspeed/runtime/pipe/schedule.py`` (``TrainSchedule.steps``), ``engine.py`` and ``p2p.py``.
+PIPELINE_SENDS = MappingProxyType({"megatron": 2, "megatron-2021": 2, "deepspeed": 4})
+PIPELINE_ENGINES = tuple(PIPELINE_SENDS)
+#: DeepSpeed's pipeline engine with 16-bit weights and fp32 gradients (``megatron-bf16``'s bytes: DeepSpeed's
+#: ``BF16_Optimizer``, BLOOM's) adds each microbatch's bf16 gradients into fp32 accumulators after its backward pass
+#: (``update_hp_grads``: ``hp_grad.add_(lp.grad.to(float32))``): it reads the 2 B gradient, writes a 4 B fp32 copy,
+#: reads that and the 4 B accumulator and writes the accumulator back: 18 B per weight per microbatch, two kernels per
+#: weight tensor. Source: microsoft/DeepSpeed v0.6.5 ``deepspeed/runtime/bf16_optimizer.py`` and
+#: ``pipe/engine.py`` (``_exec_backward_pass``).
+DS_BF16_ACCUMULATE_BYTES = 18
 _TERMS = ("params", "grads", "optimizer", "activations", "buffers")
 
 
@@ -188,6 +220,10 @@ class Parallel:
     #: with ``recompute`` full: the first N layers of every model chunk recomputed, the others keeping all their
     #: activations (:func:`recomputed_layers`); None: every layer
     recompute_layers: int | None = None
+    #: the engine that runs the microbatches: ``megatron`` (batched sends, interleaving, gradients accumulated inside
+    #: the GEMMs), ``megatron-2021`` (the same, gradients added in a pass of their own) or ``deepspeed``
+    #: (:data:`PIPELINE_SENDS`, :func:`accumulation_bytes`)
+    pipeline_engine: str = "megatron"
 
 
 def _flag(name: str, value: object) -> bool:
@@ -201,7 +237,7 @@ def parallel(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1
              interleave: int = 1, stage_layers: tuple[int, ...] | list[int] | None = None,
              overlap_grad_reduce: bool = True, overlap_param_gather: bool = False,
              tp_comm_overlap: bool = False, zero3_gather: str = "layer",
-             recompute_layers: int | None = None) -> Parallel:
+             recompute_layers: int | None = None, pipeline_engine: str = "megatron") -> Parallel:
     """Check each value on its own (combinations are checked by :func:`check_combination`).
 
     ``recompute_layers`` (only with ``recompute`` full) is Megatron-LM's block method,
@@ -226,10 +262,12 @@ def parallel(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1
     if zero3_gather not in ZERO3_GATHER:
         raise CalcError("zero3_gather", "one of " + ", ".join(ZERO3_GATHER), zero3_gather)
     recompute_layers = check_recompute_layers(recompute_layers, recompute, maximum=10**6)
+    if pipeline_engine not in PIPELINE_ENGINES:
+        raise CalcError("pipeline_engine", "one of " + ", ".join(PIPELINE_ENGINES), pipeline_engine)
     return Parallel(*degrees, z, _flag("sequence_parallel", sequence_parallel), recompute, v, layers,
                     _flag("overlap_grad_reduce", overlap_grad_reduce),
                     _flag("overlap_param_gather", overlap_param_gather), _flag("tp_comm_overlap", tp_comm_overlap),
-                    zero3_gather, recompute_layers)
+                    zero3_gather, recompute_layers, pipeline_engine)
 
 
 def recomputed_layers(par: Parallel, n_s: int, first: bool) -> int:
@@ -326,6 +364,8 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
         if sum(par.stage_layers) != m.layers:
             raise CalcError("stage_layers", f"layer counts that add up to layers ({m.layers})",
                             list(par.stage_layers))
+    if v > 1 and par.pipeline_engine == "deepspeed":
+        raise CalcError("interleave", "1 with pipeline_engine deepspeed (its TrainSchedule has no model chunks)", v)
     check_interleave(p, mbs, v, microbatches_given=False)
     if par.recompute_layers is not None:
         check_recompute_fits(par.recompute_layers, -(-max(par.stage_layers or _even_stage_layers(m.layers, p)) // v))
@@ -496,7 +536,7 @@ class Workload:
         degrees); all but the pipeline's sends also whatever the pipeline degree and interleaving."""
         sp = par.sequence_parallel and par.tensor > 1
         key = (micro, par.tensor, par.pipeline, par.context, par.expert, par.interleave, sp, par.recompute,
-               par.tp_comm_overlap, n_s, n_moe, last, n_rec)
+               par.tp_comm_overlap, n_s, n_moe, last, n_rec, par.pipeline_engine)
         got = self._model_parallel.get(key)
         if got is None:
             part_key = (micro, par.tensor, par.context, par.expert, sp, par.recompute, par.tp_comm_overlap, n_s,
@@ -515,7 +555,8 @@ class Workload:
         """A stage's weights, gradients, optimizer states and ZeRO-3 buffers, bytes (:func:`_model_states`;
         cached: the same whatever the microbatch, interleaving, recomputation and sequence parallelism)."""
         key = (par.zero, par.data, par.context, par.expert, sh.dense_params, sh.expert_params,
-               sh.largest_layer_params, par.zero3_gather, par.tensor, sh.stage in (0, par.pipeline - 1))
+               sh.largest_layer_params, par.zero3_gather, par.tensor, sh.stage in (0, par.pipeline - 1),
+               par.pipeline_engine)
         got = self._states.get(key)
         if got is None:
             got = self._states[key] = _model_states(self, par, sh)
@@ -526,7 +567,7 @@ class Workload:
         whatever the microbatch, interleaving and sequence parallelism)."""
         n_rec = recomputed_layers(par, sh.layers, sh.stage == 0) if par.recompute == "full" else 0
         key = (par.zero, par.zero3_gather, n_rec, par.data, par.tensor, par.pipeline, par.context,
-               par.expert, sh.layers, sh.dense_params, sh.expert_params)
+               par.expert, sh.layers, sh.dense_params, sh.expert_params, par.pipeline_engine)
         got = self._data_parallel.get(key)
         if got is None:
             got = self._data_parallel[key] = _data_parallel(self, par, lay, sh, n_rec)
@@ -700,7 +741,9 @@ class StageCost:
     optimizer_bytes: float
     activations_bytes: float
     buffers_bytes: float  #: ZeRO-3's gathered layers
-    compute_s: float  #: one microbatch: forward, backward, recomputation, and the head on the last stage
+    #: one microbatch: forward, backward, recomputation, the head on the last stage, and the gradients' accumulation
+    #: outside the GEMMs (:func:`accumulation_bytes`)
+    compute_s: float
     tensor_s: float  #: exposed TP communication, one microbatch
     context_s: float  #: exposed CP communication, one microbatch
     expert_s: float  #: EP all-to-alls, one microbatch
@@ -784,6 +827,8 @@ def _model_states(w: Workload, par: Parallel, sh: StageShape) -> tuple[float, fl
     pb = prec.param_bytes
     params_b = pb * (dense / (n_dp if z >= 3 else 1) + experts / (n_edp if z >= 3 else 1))
     grads_b = prec.grad_bytes * (dense / (n_dp if z >= 2 else 1) + experts / (n_edp if z >= 2 else 1))
+    if fp32_accumulation(w, par):  # the bf16 gradients the backward pass writes stay beside the fp32 accumulators
+        grads_b += pb * (dense + experts)
     opt_b = prec.optimizer_bytes * (dense / (n_dp if z >= 1 else 1) + experts / (n_edp if z >= 1 else 1))
     buffers = 0.0
     if z >= 3:
@@ -898,12 +943,61 @@ def _model_parallel_times(w: Workload, par: Parallel, micro: int, lay, n_s: int,
 
 def _pipeline_time(w: Workload, par: Parallel, micro: int, lay) -> float:
     """PP seconds of one stage for one microbatch: per model chunk, the activation goes on (received from the
-    stage before) and its gradient comes back; each rank sends its 1/t (Megatron's scatter/gather, §4.1)."""
+    stage before) and its gradient comes back, in the engine's blocking transfers (:data:`PIPELINE_SENDS`); each
+    rank sends its 1/t (Megatron's scatter/gather, §4.1; DeepSpeed's ``PartitionedTensor``)."""
     p = par.pipeline
     if p == 1:
         return 0.0
     act_payload = micro * (w.m.seq_len // par.context) * w.m.hidden * w.prec.activation_bytes
-    return 2 * par.interleave * w.collective("send-recv", ((lay.strides["pipeline"], p),), act_payload / par.tensor)
+    return PIPELINE_SENDS[par.pipeline_engine] * par.interleave * \
+        w.collective("send-recv", ((lay.strides["pipeline"], p),), act_payload / par.tensor)
+
+
+def fp32_accumulation(w: Workload, par: Parallel) -> bool:
+    """True when the plan runs DeepSpeed's ``BF16_Optimizer``: DeepSpeed's engine, 16-bit weights with fp32
+    gradients, and no ZeRO stage of DeepSpeed's own (0 or 1 here: the optimizer shards its fp32 master and Adam
+    states itself). It accumulates each microbatch's gradients in fp32 (:data:`DS_BF16_ACCUMULATE_BYTES`), keeps the
+    bf16 gradients beside them and all-reduces the fp32 gradients (``_bf16_reduce_grads``). Source: microsoft/DeepSpeed
+    v0.6.5 ``runtime/engine.py`` (bf16 takes ``BF16_Optimizer`` without ZeRO), ``runtime/pipe/engine.py``
+    (``_exec_reduce_grads``), ``runtime/bf16_optimizer.py``; BigScience tr11-176B-ml.slurm ("bf16 must use z0! it
+    implements its own zero stage 1 equivalent")."""
+    return par.pipeline_engine == "deepspeed" and par.zero <= 1 and w.prec.grad_bytes > w.prec.param_bytes
+
+
+def accumulation_bytes(w: Workload, par: Parallel) -> tuple[int, int]:
+    """(HBM bytes per weight, kernels per weight tensor) each microbatch takes to add its gradients into the
+    buffer the data-parallel reduction reads, outside the backward pass's own GEMMs.
+
+    ``megatron``: Megatron-LM's gradient accumulation fusion (since February 2022), the weight-gradient GEMM
+    accumulating in place: nothing. ``megatron-2021`` and ``deepspeed`` (at ZeRO 0-1): one ``add_`` per weight reads
+    the new 16-bit gradient and reads and writes the accumulator, ``param_bytes + 2·grad_bytes``: Megatron-LM's
+    ``LocalDDP`` hook ``param.main_grad.add_(param.grad.data)`` of 2021, PyTorch autograd's ``AccumulateGrad`` into
+    ``param.grad`` under DeepSpeed's engine (the first microbatch of a step only stores its gradient there; the
+    model counts every microbatch, one pass too many per step). DeepSpeed's ``BF16_Optimizer``
+    (:func:`fp32_accumulation`): :data:`DS_BF16_ACCUMULATE_BYTES` in two kernels instead. ZeRO-2/3 reduce every
+    microbatch and are costed there. Sources: NVIDIA/Megatron-LM ``megatron/model/distributed.py`` (2021) and commit
+    83b1e42 ("gradient accumulation fusion", 2022-02-13); microsoft/DeepSpeed v0.5 ``runtime/pipe/engine.py``
+    (``_exec_backward_pass``: ``torch.autograd.backward``, gradients zeroed only by the optimizer step).
+
+    >>> from calc.model import model
+    >>> w = workload(model(2, 64, 4, 100, 16), 8, hardware(8, profile_name="a100-sxm4-80gb"), "megatron-fp16")
+    >>> accumulation_bytes(w, parallel(8)), accumulation_bytes(w, parallel(8, pipeline_engine="megatron-2021"))
+    ((0, 0), (6, 1))
+    """
+    if fp32_accumulation(w, par):
+        return DS_BF16_ACCUMULATE_BYTES, 2
+    if par.pipeline_engine == "megatron" or par.zero >= 2:
+        return 0, 0
+    return w.prec.param_bytes + 2 * w.prec.grad_bytes, 1
+
+
+def _accumulate_time(w: Workload, par: Parallel, sh: "StageShape") -> float:
+    """Seconds per microbatch the stage takes to add its gradients into the accumulator (:func:`accumulation_bytes`)."""
+    per_weight, kernels = accumulation_bytes(w, par)
+    if not per_weight:
+        return 0.0
+    tensors = sh.layers * layer_tensors(w.m) + (1 if sh.stage in (0, par.pipeline - 1) else 0)
+    return memory_time(w.hw, per_weight * (sh.dense_params + sh.expert_params), kernels * tensors)
 
 
 def _over_dp(w: Workload, par: Parallel, lay, n_s: int) -> Callable[..., float]:
@@ -948,7 +1042,8 @@ def _data_parallel(w: Workload, par: Parallel, lay, sh: StageShape, n_rec: int) 
         # DeepSpeed gathers again in each recomputed forward: the recomputed layers' share of the gathers
         regather = (ag if n_rec == n_s else ag * n_rec / n_s) if par.zero3_gather == "tensor" else 0.0
     if z <= 1:
-        reduce_s = over_dp("all-reduce" if z == 0 else "reduce-scatter", gb * dense, gb * experts)
+        reduce_s = over_dp("all-reduce" if z == 0 or fp32_accumulation(w, par) else "reduce-scatter", gb * dense,
+                           gb * experts)
     if z in (1, 2):
         gather = over_dp("all-gather", pb * dense, pb * experts)
     n_dp, n_edp = par.data * par.context * par.expert, par.data * par.context
@@ -972,13 +1067,14 @@ def _zero_time(par: Parallel, dp: _DataParallel, n_s: int, mw: _MicrobatchWork) 
 
 
 def _microbatch_time(w: Workload, par: Parallel, micro: int, arr: Arrangement, s: int) -> tuple:
-    """(shape, work, TP, CP, EP, PP, ZeRO, total) of stage ``s`` for one microbatch (seconds)."""
+    """(shape, work, TP, CP, EP, PP, ZeRO, fp32 accumulation, total) of stage ``s`` for one microbatch (seconds)."""
     sh = arr.shape(s)
     n_rec = recomputed_layers(par, sh.layers, s == 0)
     mw, tp_s, cp_s, ep_s, pp_s, busy = w.model_parallel(par, micro, arr.layout, sh.layers, sh.moe_layers,
                                                         s == par.pipeline - 1, n_rec)
     z_s = _zero_time(par, w.data_parallel(par, arr.layout, sh), sh.layers, mw) if par.zero >= 2 else 0.0
-    return sh, mw, tp_s, cp_s, ep_s, pp_s, z_s, busy + z_s
+    acc_s = _accumulate_time(w, par, sh)
+    return sh, mw, tp_s, cp_s, ep_s, pp_s, z_s, acc_s, busy + z_s + acc_s
 
 
 def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangement, s: int) -> StageCost:
@@ -989,7 +1085,7 @@ def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangemen
     ZeRO-1/2's parameter gather (the *tail*).
     """
     z = par.zero
-    sh, mw, tp_s, cp_s, ep_s, pp_s, z_s, t_mb = _microbatch_time(w, par, micro, arr, s)
+    sh, mw, tp_s, cp_s, ep_s, pp_s, z_s, acc_s, t_mb = _microbatch_time(w, par, micro, arr, s)
     dp = w.data_parallel(par, arr.layout, sh)
     params_b, grads_b, opt_b, acts, buffers = _stage_memory(w, par, micro, mbs, sh)
 
@@ -1005,7 +1101,7 @@ def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangemen
     opt_s = dp.optimizer
     tail = reduce_exposed + opt_s + gather_exposed
     return StageCost(s, sh.layers, sh.moe_layers, sh.dense_params, sh.expert_params, params_b, grads_b, opt_b, acts,
-                     buffers, mw.compute, tp_s, cp_s, ep_s, pp_s, z_s, t_mb, reduce_s, reduce_exposed, opt_s,
+                     buffers, mw.compute + acc_s, tp_s, cp_s, ep_s, pp_s, z_s, t_mb, reduce_s, reduce_exposed, opt_s,
                      gather_exposed, tail)
 
 
@@ -1290,7 +1386,7 @@ def _model_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout,
     if p > 1:
         link = w.link(((lay.strides["pipeline"], p),))
         rows.append(_row("pipeline", "send-recv", "activations and their gradients at stage boundaries", link,
-                         act / t, 2 * v * mbs, slow.stage))
+                         act / t, PIPELINE_SENDS[par.pipeline_engine] * v * mbs, slow.stage))
         if m.tied_embeddings:
             link2 = w.link(((lay.strides["pipeline"] * (p - 1), 2),))
             rows.append(_row("pipeline", "all-reduce", "tied embedding gradients (first and last stage)", link2,
@@ -1309,8 +1405,9 @@ def _data_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout, 
             params = tail.expert_params if expert else tail.dense_params
             buckets = dp_calls(params, axes)
             if z <= 1:
-                dp_rows.append(("reduce", _row("data", "all-reduce" if z == 0 else "reduce-scatter", label + "gradients",
-                                               link, gb * params / buckets, buckets, tail.stage)))
+                op = "all-reduce" if z == 0 or fp32_accumulation(w, par) else "reduce-scatter"
+                dp_rows.append(("reduce", _row("data", op, label + "gradients", link, gb * params / buckets, buckets,
+                                               tail.stage)))
             dp_rows.append(("gather", _row("data", "all-gather", label + "updated weights", link,
                                            pb * params / buckets, buckets, tail.stage)) if z else ("gather", None))
         if z >= 2:  # every microbatch, by layer, on the slowest stage

@@ -83,7 +83,10 @@ def _run(name: str, group: str, source: str, step: float, measured: str, assumed
 
 
 _SELENE = {"profile": "a100-sxm4-80gb"}
-_MEGATRON_2021 = {"recompute": "full", "overlap_grad_reduce": False}
+#: Megatron-LM 2021: full recomputation, the gradient reduction after the last microbatch, and each microbatch's
+#: gradients added into the accumulator by a pass of their own (LocalDDP's ``main_grad.add_`` hook; gradient
+#: accumulation fusion came to Megatron-LM in February 2022, commit 83b1e42): engine ``megatron-2021``.
+_MEGATRON_2021 = {"recompute": "full", "overlap_grad_reduce": False, "pipeline_engine": "megatron-2021"}
 
 # -------------------------------------------------------------------- Narayanan et al. 2021, Table 1
 _T1_SRC = ("Narayanan et al. 2021, Table 1 (row {row}); microbatch and interleaving from the authors' "
@@ -103,7 +106,8 @@ _T1 = (  # params, heads, hidden, layers, t, p, GPUs, batch, TFLOP/s, microbatch
 _RUNS = [
     _run(f"megatron-t1-{size}", "megatron-2021-t1", _T1_SRC.format(row=i + 1),
          _eq3_step(gb, l, h, n, x), f"{x} TFLOP/s per GPU (Eq. 3, with recomputation)",
-         "gradient reduction not overlapped (Megatron-LM 2021); fp16 with fp16 gradients (Megatron's recipe)",
+         "gradient reduction not overlapped (Megatron-LM 2021); fp16 with fp16 gradients (Megatron's recipe); "
+         "gradients added per microbatch by LocalDDP's hook (no gradient accumulation fusion before 2022)",
          model=_gpt(l, h, a, attention="standard"), batch={"micro_batch": b, "global_batch": gb},
          hardware={**_SELENE, "gpus": n},
          parallel={"data": n // (t * p), "tensor": t, "pipeline": p, "interleave": v, **_MEGATRON_2021},
@@ -115,25 +119,33 @@ _RUNS = [
 _RUNS += [
     _run(f"mt-nlg-{n}", "mt-nlg", "Smith et al. 2022 §2.4 (530B on 280/350/420 DGX A100 nodes), as quoted by "
          "cli99/llm-analysis examples/megatron-turing-nlg", step, f"{step} s per iteration ({x} TFLOP/s per GPU)",
-         "microbatch 1, no interleaving (DeepSpeed's pipeline engine), ZeRO stage 1, full recomputation, "
-         "bf16, gradient reduction not overlapped: none is published",
+         "microbatch 1, ZeRO stage 1, full recomputation, bf16 weights and gradients (which optimizer path the "
+         "run's pre-release DeepSpeed took for bf16 is not published; DeepSpeed gained bf16 in v0.5.5, November "
+         "2021, after the run), gradient reduction not overlapped: none is published; DeepSpeed's pipeline "
+         "engine (Smith et al. 2022 §2: DeepSpeed's pipeline parallelism; v0.5 deepspeed/runtime/pipe: blocking "
+         "sends one at a time, no interleaving, each microbatch's gradients added into param.grad by autograd)",
          model=_gpt(105, 20480, 128, attention="standard"), batch={"micro_batch": 1, "global_batch": 1920},
          hardware={**_SELENE, "gpus": n},
-         parallel={"data": n // 280, "tensor": 8, "pipeline": 35, "zero": 1, **_MEGATRON_2021},
+         parallel={"data": n // 280, "tensor": 8, "pipeline": 35, "zero": 1, **_MEGATRON_2021,
+                   "pipeline_engine": "deepspeed"},
          training={"precision": "bf16-adam"})
     for n, step, x in ((2240, 60.1, 126), (2800, 50.2, 121), (3360, 44.4, 113))
 ] + [
     _run("bloom-176b", "bloom", "BigScience tr11-176B-ml chronicles.md: iteration 12695 at global batch 2048",
          105.22, "105.22 s per iteration, 149.02 TFLOP/s per GPU (Eq. 3)",
          "gradient reduction not overlapped; Omni-Path at 4 x 100 Gb/s per node (the BLOOM paper, p. 18, via "
-         "secondary summaries)",
+         "secondary summaries); DeepSpeed's pipeline engine with bf16 and ZeRO stage 0 in its config, which is "
+         "DeepSpeed's BF16_Optimizer (tr11-176B-ml.slurm: 'bf16 must use z0! it implements its own zero stage 1 "
+         "equivalent'; chronicles.md: 'FP32 grad accumulation for the pipeline'; microsoft/DeepSpeed PR 1801, "
+         "v0.6.5 runtime/bf16_optimizer.py): fp32 gradients (megatron-bf16's bytes), accumulated every "
+         "microbatch, all-reduced in fp32; optimizer states sharded (zero 1)",
          model={"layers": 70, "hidden": 14336, "heads": 112, "vocab": 250880, "seq_len": 2048,
                 "tied_embeddings": True, "biases": True, "attention": "standard"},
          batch={"micro_batch": 2, "global_batch": 2048},
          hardware={**_SELENE, "gpus": 384, "inter_node_bandwidth": "6.25GB/s"},
          parallel={"data": 8, "tensor": 4, "pipeline": 12, "zero": 1, "stage_layers": [5] + [6] * 10 + [5],
-                   **_MEGATRON_2021},
-         training={"precision": "bf16-adam"}),
+                   **_MEGATRON_2021, "pipeline_engine": "deepspeed"},
+         training={"precision": "megatron-bf16"}),
 ]
 
 
@@ -182,7 +194,8 @@ _RUNS += [
          f"{x} TFLOP/s per GPU (Eq. 3, with recomputation)",
          ("full recomputation; DeepSpeed's ZeRO-3 gathers each weight tensor (the source: 'We integrated ZeRO "
           "into our codebase using the DeepSpeed Python library'); " if scheme == "zero3" else "t x p = 8 x 12 or 8 x 35 (only the model-parallel "
-          "size is printed); no interleaving; ") + "gradient reduction not overlapped; fp16",
+          "size is printed); no interleaving; gradients added per microbatch by LocalDDP's hook (no gradient accumulation "
+          "fusion before 2022); ") + "gradient reduction not overlapped; fp16",
          model=_gpt(l, h, a, attention="standard"), batch={"micro_batch": b, "global_batch": gb},
          hardware={**_SELENE, "gpus": n},
          parallel={"data": n // (t * p), "tensor": t, "pipeline": p, "zero": 3 if scheme == "zero3" else 0,

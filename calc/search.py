@@ -60,7 +60,8 @@ _INTERLEAVE_MAX = 8
 #: The axes a search varies unless the SPEC fixes them.
 SEARCHED = ("data", "tensor", "pipeline", "context", "expert", "zero", "sequence_parallel", "recompute",
             "interleave", "stage_layers", "micro_batch")
-_SCHEDULE = ("overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "zero3_gather", "recompute_layers")
+_SCHEDULE = ("overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "zero3_gather", "recompute_layers",
+             "pipeline_engine")
 
 
 @dataclass(frozen=True, slots=True)

@@ -583,3 +583,12 @@ def test_bf16_optimizer_states_are_refused_by_every_framework(framework):
     with pytest.raises(CalcError) as e:
         export(framework, inputs("llama3-8b", precision="bf16-states", zero=3 if framework == "torchtitan" else 1))
     assert e.value.param == "precision" and "bf16-states" in str(e.value)
+
+
+@pytest.mark.parametrize("framework", ["megatron", "torchtitan"])
+@pytest.mark.parametrize("engine", ["megatron-2021", "deepspeed"])
+def test_a_plan_timed_for_another_engine_is_refused(framework, engine):
+    """Megatron-LM and torchtitan of today run neither Megatron-LM 2021's gradient add nor DeepSpeed's engine."""
+    with pytest.raises(CalcError, match=rf"^pipeline_engine must be megatron for .*got '{engine}'$") as e:
+        export(framework, inputs("llama3-8b", zero=3 if framework == "torchtitan" else 1, pipeline_engine=engine))
+    assert e.value.param == "pipeline_engine"

@@ -141,6 +141,68 @@ def test_pp_volume():
     assert pp.bytes_per_step == pp.bytes_per_call * pp.calls_per_step
 
 
+def test_deepspeed_engine_sends_one_transfer_at_a_time():
+    """DeepSpeed's pipeline engine: four blocking sends per microbatch where Megatron batches them into two; the
+    step grows by those two sends on every microbatch of the slowest stage and the bubble. (Both add each
+    microbatch's gradients in a pass of their own: Megatron-LM 2021 is the engine to compare with.)"""
+    m, ds = (plan(GPT3, 1, 512, HW, parallel(2, 8, 4, recompute="full", pipeline_engine=e))
+             for e in ("megatron-2021", "deepspeed"))
+    (pm,), (pd,) = ([c for c in rows(pl, "pipeline") if c.collective == "send-recv"] for pl in (m, ds))
+    assert pd.calls_per_step == 2 * pm.calls_per_step == 4 * ds.microbatches_per_step
+    one = pm.time_s / pm.calls_per_step
+    assert ds.step_time_s - m.step_time_s == pytest.approx(2 * one * (ds.microbatches_per_step + 4 - 1))
+    assert ds.memory_per_device == m.memory_per_device
+    assert ds.parallel.pipeline_engine == "deepspeed" and ds.as_dict()["parallel"]["pipeline_engine"] == "deepspeed"
+
+
+def test_deepspeed_bf16_optimizer_accumulates_and_all_reduces_in_fp32():
+    """With fp32 gradients (megatron-bf16) DeepSpeed's engine runs its BF16_Optimizer: 18 B per weight per microbatch
+    to add the bf16 gradients into fp32, the fp32 gradients all-reduced (not reduce-scattered), the bf16 gradients
+    kept beside them. Megatron's engine (bf16 or fp32 gradients) has none of it."""
+    from calc.kernels import memory_time
+    from calc.plan import DS_BF16_ACCUMULATE_BYTES, layer_tensors
+
+    def run(engine, precision):
+        return plan(GPT3, 1, 512, HW, parallel(2, 8, 4, zero=1, recompute="full", pipeline_engine=engine),
+                    precision)
+
+    ds, mg, bf = run("deepspeed", "megatron-bf16"), run("megatron", "megatron-bf16"), run("megatron", "bf16-adam")
+    (red,) = [c for c in rows(ds, "data") if c.what == "gradients"]
+    assert red.collective == "all-reduce" and red.bytes_per_call * red.calls_per_step == pytest.approx(
+        4 * ds.stages[0].params_per_device)
+    assert {c.collective for c in rows(mg, "data") + rows(bf, "data") if c.what == "gradients"} == {"reduce-scatter"}
+    for a, b in ((ds, mg), (ds, bf)):
+        assert [x.compute_per_microbatch_s > y.compute_per_microbatch_s for x, y in zip(a.stages, b.stages)] == \
+            [True] * 4
+    s0, m0 = ds.stages[0], mg.stages[0]
+    acc = memory_time(HW, DS_BF16_ACCUMULATE_BYTES * s0.params_per_device, 2 * (24 * layer_tensors(GPT3) + 1))
+    assert s0.compute_per_microbatch_s - m0.compute_per_microbatch_s == pytest.approx(acc)
+    assert ds.memory_per_device.grads_bytes - mg.memory_per_device.grads_bytes == pytest.approx(
+        2 * ds.stages[ds.memory_per_device.stage].params_per_device)
+    assert bf.memory_per_device.grads_bytes == pytest.approx(mg.memory_per_device.grads_bytes / 2)
+
+
+@pytest.mark.parametrize("precision,per_weight", [("megatron-fp16", 6), ("bf16-adam", 6), ("megatron-bf16", 10)])
+def test_unfused_gradient_accumulation_adds_a_pass_per_microbatch(precision, per_weight):
+    """Megatron-LM 2021 (no gradient accumulation fusion) adds each microbatch's 16-bit gradients into the
+    accumulator: param_bytes + 2·grad_bytes per weight on every stage's compute, m times a step; ZeRO-2/3 untouched."""
+    from calc.kernels import memory_time
+    from calc.plan import layer_tensors
+
+    def run(engine, zero=0):
+        return plan(GPT3, 1, 512, HW, parallel(2, 8, 4, zero=zero, recompute="full", pipeline_engine=engine),
+                    precision)
+
+    unfused, fused = run("megatron-2021"), run("megatron")
+    for a, b in zip(unfused.stages, fused.stages):
+        tensors = len(a.layers) * layer_tensors(GPT3) + (1 if a.stage in (0, 3) else 0)
+        assert a.compute_per_microbatch_s - b.compute_per_microbatch_s == pytest.approx(
+            memory_time(HW, per_weight * a.params_per_device, tensors))
+    assert unfused.step_time_s > fused.step_time_s and unfused.memory_per_device == fused.memory_per_device
+    z3 = [run(e, zero=3) for e in ("megatron-2021", "megatron")]
+    assert z3[0].step_time_s == z3[1].step_time_s
+
+
 def test_cp_passes_keys_and_values_around_the_ring():
     """CP: c − 1 sends of this rank's K and V per pass (twice: forward and backward), and of dK, dV."""
     pl = plan(LLAMA, 1, 512, HW, parallel(8, 2, 1, 4, sequence_parallel=True))
@@ -404,6 +466,8 @@ def test_megatron_2021_gpt3_layer_is_slower_per_flop_than_a_larger_one():
                                                            "(32), got [16, 15]"),
         (parallel(32, 1, 2, stage_layers=[32]), 1, 512, "stage_layers must be 2 layer counts, one per pipeline stage, "
                                                        "got [32]"),
+        (parallel(32, 1, 2, interleave=2, pipeline_engine="deepspeed"), 1, 512,
+         "interleave must be 1 with pipeline_engine deepspeed (its TrainSchedule has no model chunks), got 2"),
     ],
 )
 def test_invalid_combinations(par, micro, batch, message):
@@ -474,6 +538,8 @@ def test_flash3_needs_hopper_or_blackwell():
         (lambda: parallel(stage_layers=[4, 0]), "stage_layers must be a whole number >= 1, got 0"),
         (lambda: parallel(zero3_gather="bucket"), "zero3_gather must be one of layer, tensor, got 'bucket'"),
         (lambda: parallel(overlap_grad_reduce="no"), "overlap_grad_reduce must be true or false, got 'no'"),
+        (lambda: parallel(pipeline_engine="gpipe"),
+         "pipeline_engine must be one of megatron, megatron-2021, deepspeed, got 'gpipe'"),
     ],
 )
 def test_input_errors(call, message):

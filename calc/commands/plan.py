@@ -99,6 +99,10 @@ _SCHEDULE = (
     Param("tp_comm_overlap", "flag", "TP collectives overlap the GEMMs", default="false", section="parallel"),
     Param("zero3_gather", "choice", "ZeRO-3 gathers (layer: PyTorch FSDP; tensor: DeepSpeed)", default="layer",
           choices=_plan.ZERO3_GATHER, section="parallel"),
+    Param("pipeline_engine", "choice", "Engine (sends and gradient accumulation)", default="megatron",
+          choices=_plan.PIPELINE_ENGINES, section="parallel",
+          help="megatron-2021: a gradient add per microbatch; deepspeed: also four blocking sends per microbatch, "
+               "no interleaving, and with fp32 gradients (megatron-bf16) its BF16_Optimizer."),
 )
 _SPEC_PARALLEL = _PARALLEL_DEGREES + _SCHEDULE
 _SPEC_TRAINING = (
@@ -132,7 +136,7 @@ def _spec_parallel(v: dict) -> _plan.Parallel:
     return _plan.parallel(*(v[f"{a}_parallel"] for a in AXES), v["zero"],
                           v["sequence_parallel"], v["recompute"], v["interleave"], v["stage_layers"],
                           v["overlap_grad_reduce"], v["overlap_param_gather"], v["tp_comm_overlap"],
-                          v["zero3_gather"], v["recompute_layers"])
+                          v["zero3_gather"], v["recompute_layers"], v["pipeline_engine"])
 
 
 def _compute_plan(v: dict) -> dict:
@@ -233,7 +237,7 @@ def _compute_device_memory(v: dict) -> dict:
     hw = _spec_hardware(v | {"gpus": gpus}, gpus)
     w = _plan.workload(_spec_model(v), per_step * mbs, hw, v["precision"])
     par = _spec_parallel(v | {"overlap_grad_reduce": True, "overlap_param_gather": False, "tp_comm_overlap": False,
-                              "zero3_gather": "layer"})
+                              "zero3_gather": "layer", "pipeline_engine": "megatron"})
     mem = asdict(_plan.memory(w, par, v["micro_batch"]))
     shape = w.arrangement(par).shape(mem["stage"])
     return {**mem, "gpus": gpus, "microbatches": mbs, "params_per_device": shape.dense_params + shape.expert_params,
