@@ -365,6 +365,13 @@ SEEN = """() => new Promise((resolve) => document$.subscribe(
   () => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true)))))"""
 
 
+def settled_url(page) -> str:
+    """The page's address once no calculator has a rewrite of it due (``data-query="pending"``): calc-mount.mjs
+    writes the inputs into the address after the result's frame, not in the input event."""
+    page.wait_for_function("() => !document.querySelector('[data-query=pending]')")
+    return page.url
+
+
 def visit(page, url: str) -> None:
     """Open ``url`` (a path, or absolute), by instant navigation when the page is already on the site.
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests.browser.atlas_browser import Calculator, cli_json, open_context, visit
+from tests.browser.atlas_browser import Calculator, cli_json, open_context, settled_url, visit
 from tests.browser.vectors import ALLREDUCE, BATCH
 
 from calc.api import COMMANDS, evaluate, format_result
@@ -150,7 +150,7 @@ def test_typing_updates_the_result(page):
     field.press_sequentially("32")
     calc.wait_state("ready")
     assert calc.values()["global_batch"] == "16384"
-    assert page.url.endswith("?accumulation=32")
+    assert settled_url(page).endswith("?accumulation=32")
 
 
 def test_allreduce_chart_marks_current_point_and_crossover(page):

@@ -11,7 +11,7 @@ import json
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from tests.browser.atlas_browser import Calculator, open_context
+from tests.browser.atlas_browser import Calculator, open_context, settled_url
 from tests.browser.test_browser_tools import spec_json
 
 from calc.api import evaluate
@@ -75,7 +75,7 @@ def test_presets_load_and_keep_the_url(page):
         result = evaluate("infer", inputs)
         assert calc.values()["decode_time_per_token_s"] == json.dumps(result["decode_time_per_token_s"]), name
         assert calc.root.locator(f'[data-preset="{name}"]').get_attribute("aria-pressed") == "true"
-        query = dict(parse_qsl(urlsplit(page.url).query, keep_blank_values=True))
+        query = dict(parse_qsl(urlsplit(settled_url(page)).query, keep_blank_values=True))
         differs = {k: v for k, v in preset.inputs.items() if v != default.get(k, "")}
         assert {k: query[k] for k in differs if k in query} == differs, name
         assert (query == {}) == (name == INFERENCE_DEFAULT), name

@@ -14,7 +14,7 @@ import sys
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
-from tests.browser.atlas_browser import ROOT, Calculator, open_context, visit
+from tests.browser.atlas_browser import ROOT, Calculator, open_context, settled_url, visit
 
 from calc.api import COMMANDS, evaluate
 from calc.export import FRAMEWORKS
@@ -240,6 +240,7 @@ def test_pin_change_compare_reload_unpin(page, tmp_path):
     settings = calc.root.locator('[data-table="compare-settings"] tbody tr')
     assert settings.count() == len(result["settings"]) == 3
 
+    settled_url(page)
     page.reload()
     calc = Calculator(page, "plan")
     assert calc.wait_state("ready") == "ready"

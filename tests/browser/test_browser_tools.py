@@ -13,7 +13,7 @@ import sys
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from tests.browser.atlas_browser import ROOT, Calculator, cli_json, open_context, visit
+from tests.browser.atlas_browser import ROOT, Calculator, cli_json, open_context, settled_url, visit
 from tests.browser.vectors import ATLAS_VECTORS, atlas_inputs
 
 from calc.api import COMMANDS, evaluate
@@ -109,7 +109,7 @@ def test_presets_load_and_render(page):
         assert calc.values()["step_time_s"] == json.dumps(plan["step_time_s"]), name
         assert crossings_drawn(calc) == len(plan["communications"]), name
         assert calc.root.locator(f'[data-preset="{name}"]').get_attribute("aria-pressed") == "true"
-        query = dict(parse_qsl(urlsplit(page.url).query, keep_blank_values=True))
+        query = dict(parse_qsl(urlsplit(settled_url(page)).query, keep_blank_values=True))
         if name != ATLAS_DEFAULT:
             assert query.get("layers") == preset.inputs["layers"], name
         else:

@@ -7,7 +7,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 import pytest
 from tests.browser.atlas_browser import (KEEP_LOADING, STOP_LOADING, Calculator, Hold, Watch, calculators, cli_json,
-                                         open_context, visit)
+                                         open_context, settled_url, visit)
 
 from calc.api import COMMANDS, evaluate
 
@@ -20,11 +20,11 @@ def test_url_round_trip(page, browser, base_url, watch):
     calc.wait_state("ready")
     entries = page.evaluate("history.length")
     calc.set_inputs({"ranks": "8", "payload": "4MB", "bandwidth": "100GB/s", "startup": "5us"})
-    assert urlsplit(page.url).query == "ranks=8&payload=4MB"
+    assert urlsplit(settled_url(page)).query == "ranks=8&payload=4MB"
     calc.set_inputs({"ranks": "64", "payload": "4MB", "bandwidth": "100GB/s", "startup": "5us"})
-    assert urlsplit(page.url).query == "payload=4MB"  # back to default: dropped
+    assert urlsplit(settled_url(page)).query == "payload=4MB"  # back to default: dropped
     calc.set_inputs({"ranks": "8", "payload": "4MB", "bandwidth": "100GB/s", "startup": "5us"})
-    shared = page.url
+    shared = settled_url(page)
     assert page.evaluate("history.length") == entries  # replaceState, no new history entries
 
     # opened as a new reader would: another browser context, nothing booted yet
@@ -184,3 +184,28 @@ def test_a_name_given_twice_in_a_link_keeps_its_last_value(page):
     assert calc.inputs()["accumulation"] == "32"
     assert calc.values()["global_batch"] == cli_json("batch", {**COMMANDS["batch"].example,
                                                                "accumulation": "32"})["global_batch"]
+
+
+def test_a_burst_of_input_rewrites_the_address_once_after_the_result(page):
+    """The address is rewritten after the result's frame, once for inputs that come faster than frames, and it
+    holds the last of them (calc-mount.mjs: history.replaceState costs the main thread milliseconds)."""
+    visit(page, "/calculators/allreduce/")
+    calc = Calculator(page, "allreduce")
+    calc.wait_state("ready")
+    settled_url(page)
+    written = page.evaluate("""() => {
+      const root = document.querySelector('[data-calc="allreduce"]');
+      const field = root.querySelector('[name="ranks"]');
+      const replace = history.replaceState.bind(history);
+      window.__writes = [];
+      history.replaceState = (state, title, url) => { window.__writes.push(String(url)); return replace(state, title, url); };
+      for (const ranks of ["3", "5", "7"]) {
+        field.value = ranks;
+        field.dispatchEvent(new Event("input", { bubbles: true }));
+      }
+      return [window.__writes.length, root.dataset.query];
+    }""")
+    assert written == [0, "pending"]  # nothing written in the input events themselves
+    assert urlsplit(settled_url(page)).query == "ranks=7"
+    assert page.evaluate("window.__writes.length") == 1
+    assert calc.wait_state("ready") == "ready" and calc.inputs()["ranks"] == "7"

@@ -156,13 +156,32 @@ function mountCalculator(root, signal) {
     showCurrent(root, true);
   }
 
+  let queryPending = false;
+  /** Rewrite the address for the inputs after the next frame, once per burst of input. history.replaceState
+   * holds the main thread for milliseconds (5 ms a call in a profile of the all-reduce calculator, more than
+   * Python's answer), so the result is drawn first. The timeout covers a tab whose frames are paused. A tool
+   * hidden or a page left in the meantime writes nothing; `data-query="pending"` says a rewrite is due. */
+  function writeQuerySoon() {
+    if (queryPending) return;
+    queryPending = true;
+    root.dataset.query = "pending";
+    const run = () => {
+      if (!queryPending) return;
+      queryPending = false;
+      delete root.dataset.query;
+      if (shown && !signal.aborted) writeQuery(fields);
+    };
+    setTimeout(run, 100);
+    requestAnimationFrame(() => setTimeout(run, 0));
+  }
+
   function onInput() {
-    if (runtime === "ready") evaluate(); // posts the request first: Python computes while the URL is written
+    if (runtime === "ready") evaluate();
     else {
       startRuntime();
       showCurrent(root, isDefault(fields));
     }
-    writeQuery(fields);
+    writeQuerySoon();
   }
 
   for (const field of fields) {
