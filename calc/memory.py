@@ -308,7 +308,7 @@ def activations(seq_len: int, micro_batch: int, hidden: int, heads: int, layers:
     """
     common = dict(tensor_parallel=tensor_parallel, kv_heads=kv_heads, ffn_hidden=ffn_hidden,
                   gated_mlp=gated_mlp, context_parallel=context_parallel, attention=attention,
-                  dropout=bool(dropout))
+                  dropout=dropout)
     per_layer = layer_activation_bytes(seq_len, micro_batch, hidden, heads, sequence_parallel=sequence_parallel,
                                        recompute=recompute, **common)
     n_block = check_recompute_layers(recompute_layers, recompute)

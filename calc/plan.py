@@ -964,6 +964,13 @@ def fp32_accumulation(w: Workload, par: Parallel) -> bool:
     return par.pipeline_engine == "deepspeed" and par.zero <= 1 and w.prec.grad_bytes > w.prec.param_bytes
 
 
+def _gradient_reduction(w: Workload, par: Parallel) -> str:
+    """The collective that reduces the gradients at ZeRO 0-1: an all-reduce without ZeRO and under DeepSpeed's
+    ``BF16_Optimizer`` (:func:`fp32_accumulation`), which shards its optimizer states itself; else a
+    reduce-scatter onto each rank's shard."""
+    return "all-reduce" if par.zero == 0 or fp32_accumulation(w, par) else "reduce-scatter"
+
+
 def accumulation_bytes(w: Workload, par: Parallel) -> tuple[int, int]:
     """(HBM bytes per weight, kernels per weight tensor) each microbatch takes to add its gradients into the
     buffer the data-parallel reduction reads, outside the backward pass's own GEMMs.
@@ -1042,8 +1049,7 @@ def _data_parallel(w: Workload, par: Parallel, lay, sh: StageShape, n_rec: int) 
         # DeepSpeed gathers again in each recomputed forward: the recomputed layers' share of the gathers
         regather = (ag if n_rec == n_s else ag * n_rec / n_s) if par.zero3_gather == "tensor" else 0.0
     if z <= 1:
-        reduce_s = over_dp("all-reduce" if z == 0 or fp32_accumulation(w, par) else "reduce-scatter", gb * dense,
-                           gb * experts)
+        reduce_s = over_dp(_gradient_reduction(w, par), gb * dense, gb * experts)
     if z in (1, 2):
         gather = over_dp("all-gather", pb * dense, pb * experts)
     n_dp, n_edp = par.data * par.context * par.expert, par.data * par.context
@@ -1405,9 +1411,8 @@ def _data_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout, 
             params = tail.expert_params if expert else tail.dense_params
             buckets = dp_calls(params, axes)
             if z <= 1:
-                op = "all-reduce" if z == 0 or fp32_accumulation(w, par) else "reduce-scatter"
-                dp_rows.append(("reduce", _row("data", op, label + "gradients", link, gb * params / buckets, buckets,
-                                               tail.stage)))
+                dp_rows.append(("reduce", _row("data", _gradient_reduction(w, par), label + "gradients", link,
+                                               gb * params / buckets, buckets, tail.stage)))
             dp_rows.append(("gather", _row("data", "all-gather", label + "updated weights", link,
                                            pb * params / buckets, buckets, tail.stage)) if z else ("gather", None))
         if z >= 2:  # every microbatch, by layer, on the slowest stage
