@@ -156,18 +156,15 @@ function mountCalculator(root, signal) {
     showCurrent(root, true);
   }
 
-  let queryPending = false;
   /** Rewrite the address for the inputs after the next frame, once per burst of input. history.replaceState
    * holds the main thread for milliseconds (5 ms a call in a profile of the all-reduce calculator, more than
    * Python's answer), so the result is drawn first. The timeout covers a tab whose frames are paused. A tool
    * hidden or a page left in the meantime writes nothing; `data-query="pending"` says a rewrite is due. */
   function writeQuerySoon() {
-    if (queryPending) return;
-    queryPending = true;
+    if (root.dataset.query) return;
     root.dataset.query = "pending";
     const run = () => {
-      if (!queryPending) return;
-      queryPending = false;
+      if (!root.dataset.query) return;
       delete root.dataset.query;
       if (shown && !signal.aborted) writeQuery(fields);
     };
