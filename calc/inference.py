@@ -2,7 +2,7 @@
 
 A *replica* serves ``batch`` sequences at once on ``t·p·c·e`` GPUs; ``data`` replicas
 serve independent batches (``gpus = data·pipeline·context·expert·tensor``, ranks laid out
-as :data:`calc.plan.RANK_ORDER`, tensor innermost). Inside a replica:
+as :data:`calc.plan.SERVING_RANK_ORDER`, replicas outermost, tensor innermost). Inside a replica:
 
 - tensor parallelism ``t`` splits every layer's weights and KV heads (Megatron's layout:
   two all-reduces of the layer's output per layer per step, one more after the
@@ -68,7 +68,7 @@ from .kvcache import kv_bytes_per_token, kv_element_bytes, kv_heads_per_rank
 from .memory import MAX_DEGREE
 from .model import FLASH, MAX_SEQ_LEN, Model, layer_params
 from .network import collective_time, group_link
-from .plan import RANK_ORDER, Communication, StagePlacement, check_degrees, chunk_ranges, layout, parallel
+from .plan import SERVING_RANK_ORDER, Communication, StagePlacement, check_degrees, chunk_ranges, layout, parallel
 
 __all__ = ["ServingPrecision", "SERVING_PRECISIONS", "serving_precision", "Serving", "serving", "Split", "split",
            "check_serving_split", "gemm_hardware", "ServingMemory", "Inference", "infer", "decode_roofline",
@@ -747,7 +747,7 @@ def _setup(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | N
                         "Blackwell GPU)", m.attention)
     check_serving_split(m, sv, hw, sp)
     gemm_hw = gemm_hardware(hw, sv.weight_precision, gemm_flops)
-    lay = layout(m, parallel(sp.data, sp.tensor, sp.pipeline, sp.context, sp.expert))
+    lay = layout(m, parallel(sp.data, sp.tensor, sp.pipeline, sp.context, sp.expert), SERVING_RANK_ORDER)
     return _Setup(m, sv, sp, hw, gemm_hw, _shapes(m, sv, sp, lay.stage_layers), dict(lay.strides),
                   {} if memo is None else memo)
 
@@ -823,4 +823,4 @@ def infer(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | No
         read, read / (itl * hw.hbm_bandwidth), decode_flops / (itl * peak), prefill_flops / (prefill * peak),
         max_latency, None if max_latency is None else itl <= max_latency, tuple(sh.layers for sh in su.shapes),
         _placements(su, mean, mem), _decode_rows(su, mean),
-        _rows(su, prefill_xs, 1, {("context", "send-recv"): ring}), RANK_ORDER, su.strides)
+        _rows(su, prefill_xs, 1, {("context", "send-recv"): ring}), SERVING_RANK_ORDER, su.strides)

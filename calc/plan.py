@@ -1,8 +1,9 @@
 """The execution plan: model, batch and hardware in; partitions, memory, communication and time out.
 
-Ranks are laid out ``data, pipeline, context, expert, tensor`` from outermost to
-innermost (TP innermost, so a TP group of at most ``gpus_per_node`` stays in a
-node). ``gpus = data × pipeline × context × expert × tensor``.
+Ranks are laid out ``pipeline, data, expert, context, tensor`` from outermost to
+innermost, as Megatron-LM, DeepSpeed and torchtitan lay them out (:data:`RANK_ORDER`: TP
+innermost, so a TP group of at most ``gpus_per_node`` stays in a node).
+``gpus = data × pipeline × context × expert × tensor``.
 
 Expert parallelism is its own axis of the grid: the ``expert`` ranks of a group
 hold different experts of an MoE layer *and different examples*, so for the
@@ -117,8 +118,10 @@ __all__ = [
     "plan",
     "check_combination",
     "check_degrees",
+    "engine_layout_rule",
     "interleave_room",
     "RANK_ORDER",
+    "SERVING_RANK_ORDER",
     "MAX_LISTED_RANKS",
     "MAX_GPUS",
     "TP_CALLS",
@@ -134,8 +137,19 @@ __all__ = [
     "layer_tensors",
 ]
 
-#: Outermost to innermost.
-RANK_ORDER = ("data", "pipeline", "context", "expert", "tensor")
+#: How a training step's ranks are laid out, outermost to innermost: Megatron-Core's default ``tp-cp-ep-dp-pp``
+#: (innermost first), which is also Megatron-LM's of 2021 (``mpu/initialize.py``: pipeline groups of stride
+#: ``world/p``, data groups of stride ``t`` inside a stage), DeepSpeed's ``PipeModelDataParallelTopology`` (axes
+#: ``pipe, data, model``) and torchtitan's device mesh (``pp, dp, cp, tp``). TP stays in a node; a data-parallel group
+#: holds as many GPUs of a node as the node has replicas of the TP group, so the gradient reduction uses that many
+#: NICs per node; consecutive pipeline stages sit ``d·e·c·t`` ranks apart, across nodes once that reaches a node.
+#: Sources: NVIDIA/Megatron-LM ``megatron/core/parallel_state.py`` (``initialize_model_parallel``, ``order``) and
+#: commit cb5e611d74 ``megatron/mpu/initialize.py``; microsoft/DeepSpeed ``runtime/pipe/topology.py``;
+#: pytorch/torchtitan ``torchtitan/distributed/parallel_dims.py``.
+RANK_ORDER = ("pipeline", "data", "expert", "context", "tensor")
+#: Serving replicas are independent deployments, outermost (a vLLM or TensorRT-LLM instance puts its pipeline
+#: stages outside its tensor groups); :mod:`calc.inference` lays its ranks out so.
+SERVING_RANK_ORDER = ("data", "pipeline", "context", "expert", "tensor")
 #: The degrees whose ranks hold one model replica, as rules name them.
 _MODEL_RANKS = "tensor_parallel × pipeline_parallel × context_parallel × expert_parallel"
 #: Plans list every rank's coordinates up to this many GPUs (beyond, ``ranks`` is None).
@@ -367,6 +381,9 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
     if v > 1 and par.pipeline_engine == "deepspeed":
         raise CalcError("interleave", "1 with pipeline_engine deepspeed (its TrainSchedule has no model chunks)", v)
     check_interleave(p, mbs, v, microbatches_given=False)
+    broken = engine_layout_rule(par.pipeline_engine, par.stage_layers or _even_stage_layers(m.layers, p), v)
+    if broken:
+        raise CalcError(*broken)
     if par.recompute_layers is not None:
         check_recompute_fits(par.recompute_layers, -(-max(par.stage_layers or _even_stage_layers(m.layers, p)) // v))
     if v > 1:
@@ -380,6 +397,37 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
                         c)
     check_split(tensor=t, context=c, sequence_parallel=par.sequence_parallel, seq_len=m.seq_len)
     return mbs
+
+
+def engine_layout_rule(engine: str, stage_layers: tuple[int, ...], interleave: int) -> tuple[str, str, object] | None:
+    """The rule of ``engine`` that layers per stage ``stage_layers`` with ``interleave`` model chunks per stage break,
+    as ``(parameter, rule, value)``; None when the engine can build that layout.
+
+    ``megatron-2021`` (Megatron-LM of 2021, the SC21 runs) builds only even layouts: ``ParallelTransformer``
+    asserts that the layers divide by the pipeline stages, gives every chunk ``l/(p·v)`` layers, and
+    ``validate_args`` admits the interleaved schedule only with more than two stages. (The current engine takes any
+    layout through ``--pipeline-model-parallel-layout``, and two stages when the sends overlap; DeepSpeed has no
+    chunks, which :func:`check_combination` refuses on its own.) Source: NVIDIA/Megatron-LM commit cb5e611d74
+    (August 2021), ``megatron/arguments.py`` (``validate_args``) and ``megatron/model/transformer.py``
+    (``ParallelTransformer.__init__``).
+
+    >>> engine_layout_rule("megatron-2021", (18, 18), 2)
+    ('interleave', '1 with pipeline_engine megatron-2021 unless pipeline_parallel > 2', 2)
+    >>> engine_layout_rule("megatron-2021", (9, 9, 9, 9), 2)
+    ('interleave', 'a divisor of the layers per stage (9) with pipeline_engine megatron-2021', 2)
+    >>> engine_layout_rule("megatron-2021", (7, 8, 8, 7), 1), engine_layout_rule("megatron", (7, 8, 8, 7), 2)
+    (('stage_layers', 'the same layers on every stage with pipeline_engine megatron-2021', [7, 8, 8, 7]), None)
+    """
+    if engine != "megatron-2021":
+        return None
+    p, n = len(stage_layers), stage_layers[0]
+    if any(k != n for k in stage_layers):
+        return "stage_layers", "the same layers on every stage with pipeline_engine megatron-2021", list(stage_layers)
+    if interleave > 1 and p <= 2:
+        return "interleave", "1 with pipeline_engine megatron-2021 unless pipeline_parallel > 2", interleave
+    if n % interleave:
+        return "interleave", f"a divisor of the layers per stage ({n}) with pipeline_engine megatron-2021", interleave
+    return None
 
 
 @lru_cache(maxsize=1024)
@@ -611,8 +659,8 @@ def _chunk_sizes(n: int, v: int, first: bool) -> list[int]:
     return sizes[::-1] if first else sizes
 
 
-def layout(m: Model, par: Parallel) -> Layout:
-    """Layers per stage and rank strides (``RANK_ORDER``, tensor innermost).
+def layout(m: Model, par: Parallel, order: tuple[str, ...] = RANK_ORDER) -> Layout:
+    """Layers per stage and rank strides (``order``, outermost first: :data:`RANK_ORDER` for training).
 
     Without ``stage_layers`` the split is :func:`calc.pipeline.stage_layers`'s.
 
@@ -623,7 +671,11 @@ def layout(m: Model, par: Parallel) -> Layout:
     p = par.pipeline
     per_stage = par.stage_layers or _even_stage_layers(m.layers, p)
     t, e, c = par.tensor, par.expert, par.context
-    strides = dict(zip(RANK_ORDER, (t * e * c * p, t * e * c, t * e, t, 1)))
+    sizes = {"tensor": t, "context": c, "expert": e, "data": par.data, "pipeline": p}
+    strides, stride = {}, 1
+    for axis in reversed(order):  # innermost first: each axis strides over every axis inside it
+        strides[axis] = stride
+        stride *= sizes[axis]
     uneven = ""
     if len(set(per_stage)) > 1:
         uneven = "layers per stage: " + ", ".join(str(n) for n in per_stage)
@@ -1546,7 +1598,7 @@ def assemble(w: Workload, par: Parallel, micro_batch: int) -> Plan:
     t, c, e = par.tensor, par.context, par.expert
     ranks = None
     if hw.gpus <= MAX_LISTED_RANKS:
-        ranks = tuple((r, r // s_dp, r // s_pp % p, r // s_cp % c, r // s_ep % e, r % t, r // hw.gpus_per_node)
+        ranks = tuple((r, r // s_dp % par.data, r // s_pp % p, r // s_cp % c, r // s_ep % e, r % t, r // hw.gpus_per_node)
                       for r in range(hw.gpus))
     hw_flops = w.hardware_flops[par.recompute]
     if par.recompute_layers is not None:  # the recomputed layers' share of what recomputing every layer adds

@@ -39,7 +39,7 @@ from .errors import CalcError
 from .hardware import GIB
 from .model import FLASH, Model
 from .pipeline import stage_layers as _even_stage_layers
-from .plan import (Parallel, assemble, binding_term, check_combination, estimate, interleave_room, memory_total,
+from .plan import (Parallel, assemble, binding_term, check_combination, engine_layout_rule, estimate, interleave_room, memory_total,
                    step_bound, step_floor, workload)
 from .hardware import Hardware
 
@@ -298,6 +298,13 @@ class _Search:
         recomputes = ["none", "full"] if m.attention in FLASH else ["none", "selective", "full"]
         sps = [False, True] if t > 1 and (m.seq_len // c) % t == 0 else [False]
         layer_splits = [self.fixed["stage_layers"]] if "stage_layers" in self.fixed else stage_splits(m.layers, p)
+        engine = self.schedule.get("pipeline_engine", "megatron")
+        for split in list(layer_splits):  # a layout the engine cannot build (Megatron-LM of 2021: even stages only)
+            broken = engine_layout_rule(engine, split or _even_stage_layers(m.layers, p), 1)
+            if broken:
+                layer_splits.remove(split)
+                self.refuse("combination", f"{broken[0]} must be {broken[1]}", _family(t, p, c, e, d),
+                            f"{broken[0]} must be {broken[1]}, got {broken[2]}")
         for z, sp, recompute, split in itertools.product(
                 self.axis("zero", [0, 1, 2, 3]), self.axis("sequence_parallel", sps),
                 self.axis("recompute", recomputes), layer_splits):
@@ -322,8 +329,10 @@ class _Search:
         # first, then reused. With it fixed, each is checked.
         verdict = None if "interleave" in self.fixed else {}
         # the interleavings tried: every v the stages admit when the microbatches are a multiple of the stages, else 1
+        layout = base.stage_layers or _even_stage_layers(m.layers, p)
         interleaved = self.axis("interleave", [v for v in range(1, _INTERLEAVE_MAX + 1)
-                                               if v == 1 or (p > 1 and room >= v)])
+                                               if v == 1 or (p > 1 and room >= v and
+                                                             not engine_layout_rule(base.pipeline_engine, layout, v))])
         plain = self.axis("interleave", [1])
         for i, b in enumerate(micros):
             if per_replica % b:

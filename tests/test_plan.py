@@ -422,19 +422,39 @@ def test_does_not_fit_names_the_binding_term():
 
 
 def test_rank_coordinates_put_tp_innermost():
-    """Rank r = (((d·P + p)·C + c)·E + e)·T + t, and a TP group shares a node."""
+    """Rank r = (((p·D + d)·E + e)·C + c)·T + t, and a TP group shares a node."""
     pl = plan(LLAMA, 1, 512, HW, parallel(2, 8, 2, 2, sequence_parallel=True))
+    assert pl.rank_order == ("pipeline", "data", "expert", "context", "tensor")
     assert pl.ranks[0] == (0, 0, 0, 0, 0, 0, 0)
     assert pl.ranks[13] == (13, 0, 0, 1, 0, 5, 1)
+    assert pl.ranks[16] == (16, 1, 0, 0, 0, 0, 2)  # the next data-parallel replica before the next stage
     assert pl.ranks[63][1:6] == (1, 1, 1, 0, 7)
     for r in pl.ranks:
         assert r[6] == (r[0] - r[5]) // 8
 
 
+def test_rank_groups_are_megatron_s():
+    """The groups the coordinates make are the ones Megatron-LM's initialize_model_parallel builds (2021):
+    pipeline groups of stride world/p, data groups of stride t inside a stage's block of world/p ranks."""
+    world, t, p = 64, 2, 4
+    pl = plan(LLAMA, 1, 512, HW, parallel(world // (t * p), t, p))
+    d = world // (t * p)
+    groups = {}
+    for rank, dc, pc, cc, ec, tc, _ in pl.ranks:
+        groups.setdefault(("pipeline", dc, tc), []).append(rank)
+        groups.setdefault(("data", pc, tc), []).append(rank)
+        groups.setdefault(("tensor", pc, dc), []).append(rank)
+    block = world // p
+    megatron = ({tuple(range(i, world, block)) for i in range(block)}
+                | {tuple(range(s * block + j, (s + 1) * block, t)) for s in range(p) for j in range(t)}
+                | {tuple(range(i * t, (i + 1) * t)) for i in range(world // t)})
+    assert {tuple(g) for g in groups.values()} == megatron and d == 8
+
+
 def test_large_clusters_do_not_list_ranks():
     """Beyond 1024 GPUs the coordinates follow from rank_strides instead of a list."""
     pl = plan(LLAMA, 1, 2048, hardware(2048, profile_name="h100-sxm5-80gb"), parallel(256, 8, sequence_parallel=True))
-    assert pl.ranks is None and pl.rank_strides == {"data": 8, "pipeline": 8, "context": 8, "expert": 8, "tensor": 1}
+    assert pl.ranks is None and pl.rank_strides == {"pipeline": 2048, "data": 8, "expert": 8, "context": 8, "tensor": 1}
 
 
 def test_megatron_2021_gpt3_layer_is_slower_per_flop_than_a_larger_one():
@@ -650,3 +670,22 @@ def test_device_memory_takes_recompute_layers():
     none = evaluate("device-memory", {**raw, "recompute": "none"})["activations_bytes"]
     assert acts[0] == none and acts[2] == evaluate("device-memory", raw)["activations_bytes"]
     assert acts[0] > acts[1] > acts[2]
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(pipeline=2, interleave=2),
+     "interleave must be 1 with pipeline_engine megatron-2021 unless pipeline_parallel > 2, got 2"),
+    (dict(pipeline=4, interleave=3),
+     "interleave must be a divisor of the layers per stage (8) with pipeline_engine megatron-2021, got 3"),
+    (dict(pipeline=4, stage_layers=[7, 9, 8, 8]),
+     "stage_layers must be the same layers on every stage with pipeline_engine megatron-2021, got [7, 9, 8, 8]"),
+])
+def test_megatron_2021_builds_only_even_layouts(kw, message):
+    """Megatron-LM of 2021 refuses what its argument checks refused; the current engine builds the same layout."""
+    def par(engine):
+        return parallel(64 // (8 * kw["pipeline"]), 8, pipeline_engine=engine, **kw)
+
+    with pytest.raises(CalcError) as e:
+        check_combination(LLAMA, 1, 512, HW, par("megatron-2021"))
+    assert str(e.value) == message
+    assert check_combination(LLAMA, 1, 512, HW, par("megatron")) > 0

@@ -276,3 +276,20 @@ def test_a_fixed_recompute_layers_is_kept_and_fixes_full_recomputation():
                for s in r.refused_summary)  # 8 stages of 4 layers, or 4 stages in chunks of 4
     free = search(LLAMA, 512, HW, top=5, fixed={"tensor": 8})
     assert all(p["parallel"]["recompute_layers"] is None for p in free.plans)
+
+
+def test_a_2021_engine_search_keeps_to_the_layouts_it_can_build():
+    """With pipeline_engine megatron-2021 fixed, every ranked plan has even stages and, when interleaved, more than
+    two stages and chunks that divide them; the uneven splits tried are refused by that rule, counted."""
+    m = model(24, 4096, 32, 50000, 2048)  # 24 layers: 16 stages would be uneven
+    hw = hardware(64, profile_name="a100-sxm4-80gb")
+    r = search(m, 256, hw, top=300, fixed={"pipeline_engine": "megatron-2021", "recompute": "full"})
+    shapes = {(pl["parallel"]["pipeline"], pl["parallel"]["interleave"]) for pl in r.plans}
+    for p, v in shapes:
+        assert 24 % p == 0 and (v == 1 or (p > 2 and (24 // p) % v == 0)), (p, v)
+    assert {(4, 2), (4, 3), (4, 6)} <= shapes and (2, 1) in shapes
+    rules = [g["rule"] for g in r.refused_summary if g["kind"] == "combination"]
+    assert "stage_layers must be the same layers on every stage with pipeline_engine megatron-2021" in rules
+    free = search(m, 256, hw, top=300, fixed={"recompute": "full"})
+    shapes = {(pl["parallel"]["pipeline"], pl["parallel"]["interleave"]) for pl in free.plans}
+    assert (2, 5) in shapes  # the current engine interleaves two stages, in chunks of 3 and 2 layers
