@@ -50,6 +50,15 @@ BACKWARD_MEMORY_RATIO = 2.0
 #: Element-wise kernels launched per layer in a forward pass (norms, residual adds, activation,
 #: rotary, softmax, dropout), for the launch overhead.
 _EW_KERNELS = 8
+#: HBM bytes per logit of Megatron-LM's unfused vocabulary-parallel cross-entropy, forward and backward: the
+#: 16-bit logits cast to fp32 (read 2, write 4), the max (read 4), the max subtracted in place (8), ``exp`` in place
+#: (8), the sum (4), the division into the softmax (8); backward, the softmax scaled by the loss gradient in place
+#: (8) and cast back to 16 bits for the logits GEMM (6): 52 B. (The target's entry is a gather, negligible.)
+#: Source: NVIDIA/Megatron-LM ``megatron/core/tensor_parallel/cross_entropy.py`` (``_VocabParallelCrossEntropy``,
+#: 2024) and ``megatron/mpu/cross_entropy.py`` (2021), called on ``output.float()``.
+LOSS_BYTES_PER_LOGIT = 52
+#: The kernels of that loss over the logits, with the final norm's.
+LOSS_KERNELS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,18 +189,18 @@ def layer_work(m: Model, hw: Hardware, micro: int, t: int = 1, c: int = 1, e: in
 
 def head_work(m: Model, hw: Hardware, micro: int, t: int = 1, c: int = 1, element_bytes: float = 2.0) -> float:
     """Seconds of the output layer for one microbatch: the logits GEMM ``T × V/t × h`` (three passes),
-    the final norm and the vocabulary-parallel cross-entropy (fp32 logits read and written about five
-    times across forward and backward; Megatron-LM ``vocab_parallel_cross_entropy``).
+    the final norm and the vocabulary-parallel cross-entropy, :data:`LOSS_BYTES_PER_LOGIT` of HBM traffic
+    per logit in :data:`LOSS_KERNELS` kernels.
 
     >>> from calc.hardware import hardware
     >>> from calc.model import model
     >>> gpt3 = model(96, 12288, 96, 51200, 2048)
     >>> round(head_work(gpt3, hardware(8, profile_name="a100-sxm4-80gb"), 1, t=8) * 1e3, 2)
-    4.8
+    5.06
     """
     T = micro * (m.seq_len // c)
     fwd, bwd = _gemms(hw, [(T, -(-m.vocab // t), m.hidden, 1)], element_bytes)
-    loss = memory_time(hw, 5 * 4 * T * (m.vocab / t) + 6 * T * m.hidden * element_bytes, 6)
+    loss = memory_time(hw, LOSS_BYTES_PER_LOGIT * T * (m.vocab / t) + 6 * T * m.hidden * element_bytes, LOSS_KERNELS)
     return fwd + bwd + loss
 
 
