@@ -409,7 +409,7 @@ class Workload:
     __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "lp", "lpm", "model_flops", "hardware_flops",
                  "final_norm", "_layers", "_heads", "_acts", "_links", "_arrangements", "_collectives", "_gemms",
                  "_contended", "_contended_gemms", "_slowdowns", "_works", "_model_parallel",
-                 "_model_parallel_parts", "_data_parallel", "_states", "_floors")
+                 "_model_parallel_parts", "_data_parallel", "_states", "_stage_acts", "_stage_times", "_floors")
 
     def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
         self.m, self.hw, self.prec, self.global_batch, self.tokens = m, hw, prec, global_batch, tokens
@@ -441,6 +441,8 @@ class Workload:
         self._model_parallel_parts: dict[tuple, tuple] = {}  # the same but the pipeline's sends
         self._data_parallel: dict[tuple, _DataParallel] = {}
         self._states: dict[tuple, tuple[float, float, float, float]] = {}
+        self._stage_acts: dict[tuple, tuple[float, float, float, float]] = {}
+        self._stage_times: dict[tuple, tuple[float, float, float, float]] = {}
         self._floors: dict[tuple, float] = {}  # step_floor's per-layer seconds
 
     def layer(self, micro: int, t: int, c: int, e: int, sp: bool, recompute: str, moe: bool) -> LayerWork:
@@ -494,6 +496,17 @@ class Workload:
                                                  moe_top_k=moe_k, **kw)
             self._acts[key] = (dense, moe, working)
         return self._acts[key]
+
+    def stage_activations(self, par: Parallel, micro: int, sh: "StageShape") -> tuple[float, float, float, float]:
+        """A stage's activation bytes before the microbatches in flight multiply them (:func:`_stage_activations`;
+        cached: the same whatever the data-parallel degree, ZeRO stage, interleaving and microbatches per step)."""
+        n_rec = recomputed_layers(par, sh.layers, sh.stage == 0)
+        key = (micro, par.tensor, par.sequence_parallel and par.tensor > 1, par.context, par.recompute, n_rec,
+               sh.layers, sh.moe_layers)
+        got = self._stage_acts.get(key)
+        if got is None:
+            got = self._stage_acts[key] = _stage_activations(self, par, micro, sh, n_rec)
+        return got
 
     def link(self, axes: tuple[tuple[int, int], ...]) -> Link:
         """The network link of the group spanned by ``axes`` ((stride, size) pairs; cached)."""
@@ -550,6 +563,19 @@ class Workload:
             pp_s = _pipeline_time(self, par, micro, lay)
             got = self._model_parallel[key] = (mw, tp_s, cp_s, ep_s, pp_s, mw.compute + tp_s + cp_s + ep_s + pp_s)
         return got
+
+    def stage_time(self, par: Parallel, micro: int, arr: "Arrangement", s: int) -> float:
+        """Stage ``s``'s seconds per microbatch, :func:`_microbatch_time`'s total, exactly (cached: all but the
+        pipeline's sends the same whatever the interleaving, which scales them; :func:`_stage_time_parts`)."""
+        sh = arr.shape(s)
+        key = (micro, s, sh.layers, sh.moe_layers, recomputed_layers(par, sh.layers, s == 0), par.data, par.tensor,
+               par.pipeline, par.context, par.expert, par.zero, par.sequence_parallel, par.recompute,
+               par.tp_comm_overlap, par.zero3_gather, par.pipeline_engine)
+        got = self._stage_times.get(key)
+        if got is None:
+            got = self._stage_times[key] = _stage_time_parts(self, par, micro, arr, s)
+        first, zero_s, accumulate_s, send_s = got
+        return first + PIPELINE_SENDS[par.pipeline_engine] * par.interleave * send_s + zero_s + accumulate_s
 
     def model_states(self, par: Parallel, sh: "StageShape") -> tuple[float, float, float, float]:
         """A stage's weights, gradients, optimizer states and ZeRO-3 buffers, bytes (:func:`_model_states`;
@@ -849,14 +875,14 @@ def _largest_tensor(m: Model, par: Parallel, stage: int) -> float:
     return largest
 
 
-def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageShape) -> tuple[float, ...]:
-    """(params, grads, optimizer, activations, ZeRO-3 buffers) bytes of one device of stage ``sh``."""
+def _stage_activations(w: Workload, par: Parallel, micro: int, sh: StageShape,
+                       n_rec: int) -> tuple[float, float, float, float]:
+    """What :func:`_stage_memory` needs of a stage's activations that is the same however many microbatches are in
+    flight: ``(one chunk of every layer, the working set of a recomputed layer, the embedding's dropout mask and the
+    output layer's input and logits, each per microbatch in flight)``, bytes."""
     m, prec = w.m, w.prec
-    t, p, c, v = par.tensor, par.pipeline, par.context, par.interleave
+    t, c = par.tensor, par.context
     sp = par.sequence_parallel and t > 1
-    params_b, grads_b, opt_b, buffers = w.model_states(par, sh)
-    chunks = in_flight_chunks(sh.stage, p, mbs, v)
-    n_rec = recomputed_layers(par, sh.layers, sh.stage == 0)
     # a recomputed layer keeps its input, the others everything (in proportion over dense and MoE layers);
     # one recomputed layer's whole activations live while it is recomputed
     acts = working = 0.0
@@ -864,12 +890,23 @@ def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageSha
         act_dense, act_moe, work = w.activations(micro, t, sp, c, mode)
         acts += share * ((sh.layers - sh.moe_layers) * act_dense + sh.moe_layers * act_moe)
         working = max(working, work)
-    acts = chunks / v * acts + working
     s_local = m.seq_len // c
-    if sh.stage == 0 and m.dropout:  # the embedding's dropout mask, one per microbatch in flight
-        acts += s_local * micro * m.hidden / (t if sp else 1) * -(-chunks // v)
+    mask = s_local * micro * m.hidden / (t if sp else 1)  # the embedding's dropout mask
+    head = prec.activation_bytes / 2 * 4 * s_local * micro * m.hidden / t * (1 + m.vocab / m.hidden)
+    return acts, working, mask, head
+
+
+def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageShape) -> tuple[float, ...]:
+    """(params, grads, optimizer, activations, ZeRO-3 buffers) bytes of one device of stage ``sh``."""
+    p, v = par.pipeline, par.interleave
+    params_b, grads_b, opt_b, buffers = w.model_states(par, sh)
+    chunks = in_flight_chunks(sh.stage, p, mbs, v)
+    layers, working, mask, head = w.stage_activations(par, micro, sh)
+    acts = chunks / v * layers + working
+    if sh.stage == 0 and w.m.dropout:  # the embedding's dropout mask, one per microbatch in flight
+        acts += mask * -(-chunks // v)
     if sh.stage == p - 1:  # the output layer: its input and the logits (Korthikanti et al. 2022 §4.3)
-        acts += prec.activation_bytes / 2 * 4 * s_local * micro * m.hidden / t * (1 + m.vocab / m.hidden)
+        acts += head
     return params_b, grads_b, opt_b, acts, buffers
 
 
@@ -945,12 +982,16 @@ def _pipeline_time(w: Workload, par: Parallel, micro: int, lay) -> float:
     """PP seconds of one stage for one microbatch: per model chunk, the activation goes on (received from the
     stage before) and its gradient comes back, in the engine's blocking transfers (:data:`PIPELINE_SENDS`); each
     rank sends its 1/t (Megatron's scatter/gather, §4.1; DeepSpeed's ``PartitionedTensor``)."""
+    return PIPELINE_SENDS[par.pipeline_engine] * par.interleave * _pipeline_send(w, par, micro, lay)
+
+
+def _pipeline_send(w: Workload, par: Parallel, micro: int, lay) -> float:
+    """Seconds of one of :func:`_pipeline_time`'s transfers (0 without pipelining)."""
     p = par.pipeline
     if p == 1:
         return 0.0
     act_payload = micro * (w.m.seq_len // par.context) * w.m.hidden * w.prec.activation_bytes
-    return PIPELINE_SENDS[par.pipeline_engine] * par.interleave * \
-        w.collective("send-recv", ((lay.strides["pipeline"], p),), act_payload / par.tensor)
+    return w.collective("send-recv", ((lay.strides["pipeline"], p),), act_payload / par.tensor)
 
 
 def fp32_accumulation(w: Workload, par: Parallel) -> bool:
@@ -1081,6 +1122,14 @@ def _microbatch_time(w: Workload, par: Parallel, micro: int, arr: Arrangement, s
     z_s = _zero_time(par, w.data_parallel(par, arr.layout, sh), sh.layers, mw) if par.zero >= 2 else 0.0
     acc_s = _accumulate_time(w, par, sh)
     return sh, mw, tp_s, cp_s, ep_s, pp_s, z_s, acc_s, busy + z_s + acc_s
+
+
+def _stage_time_parts(w: Workload, par: Parallel, micro: int, arr: Arrangement, s: int) -> tuple:
+    """What :func:`_microbatch_time`'s total is made of, apart from the interleaving: ``(compute + TP + CP + EP,
+    ZeRO, fp32 accumulation, one pipeline transfer)`` seconds; the total is
+    ``((first + sends·v·transfer) + ZeRO) + accumulation``, added in the order :func:`_microbatch_time` adds them."""
+    _, mw, tp_s, cp_s, ep_s, _, z_s, acc_s, _ = _microbatch_time(w, par, micro, arr, s)
+    return mw.compute + tp_s + cp_s + ep_s, z_s, acc_s, _pipeline_send(w, par, micro, arr.layout)
 
 
 def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangement, s: int) -> StageCost:
@@ -1270,7 +1319,7 @@ def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int, 
     times: dict[int, float] = {}
     t_max = 0.0
     for s in (kinds[-1], kinds[0], *kinds[1:-1]) if len(kinds) > 1 else kinds:
-        t = times[s] = _microbatch_time(w, par, micro_batch, arr, s)[-1]
+        t = times[s] = w.stage_time(par, micro_batch, arr, s)
         t_max = max(t_max, t)
         if above is not None and microbatches * t_max > above:
             return microbatches * t_max
