@@ -32,7 +32,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from dataclasses import asdict, dataclass
-from functools import partial
+from functools import lru_cache, partial
 
 from .check import count
 from .errors import CalcError
@@ -83,14 +83,16 @@ class SearchResult:
         return asdict(self)
 
 
-def _divisors(n: int, limit: int | None = None) -> list[int]:
-    """The divisors of ``n`` up to ``limit``, ascending, found in O(min(√n, limit)).
+@lru_cache(maxsize=1024)
+def _divisors(n: int, limit: int | None = None) -> tuple[int, ...]:
+    """The divisors of ``n`` up to ``limit``, ascending, found in O(min(√n, limit)) (cached: a search asks for the
+    microbatch sizes of every split).
 
     >>> _divisors(12), _divisors(12, 4), _divisors(10**12, 5)
-    ([1, 2, 3, 4, 6, 12], [1, 2, 3, 4], [1, 2, 4, 5])
+    ((1, 2, 3, 4, 6, 12), (1, 2, 3, 4), (1, 2, 4, 5))
     """
     if limit is not None and limit * limit < n:  # fewer steps up to the limit than up to √n
-        return [k for k in range(1, limit + 1) if n % k == 0]
+        return tuple(k for k in range(1, limit + 1) if n % k == 0)
     small, large = [], []
     k = 1
     while k * k <= n:
@@ -100,7 +102,7 @@ def _divisors(n: int, limit: int | None = None) -> list[int]:
                 large.append(n // k)
         k += 1
     out = small + large[::-1]
-    return out if limit is None else [x for x in out if x <= limit]
+    return tuple(out if limit is None else [x for x in out if x <= limit])
 
 
 def _summary(pl, rank: int, best) -> dict:
