@@ -107,6 +107,11 @@ __all__ = [
     "binding_term",
     "step_floor",
     "step_bound",
+    "shared_by_interleavings",
+    "memory_parts",
+    "heaviest_stage",
+    "time_parts",
+    "bound_from_parts",
     "StageShape",
     "Arrangement",
     "Communication",
@@ -564,9 +569,9 @@ class Workload:
             got = self._model_parallel[key] = (mw, tp_s, cp_s, ep_s, pp_s, mw.compute + tp_s + cp_s + ep_s + pp_s)
         return got
 
-    def stage_time(self, par: Parallel, micro: int, arr: "Arrangement", s: int) -> float:
-        """Stage ``s``'s seconds per microbatch, :func:`_microbatch_time`'s total, exactly (cached: all but the
-        pipeline's sends the same whatever the interleaving, which scales them; :func:`_stage_time_parts`)."""
+    def stage_time_parts(self, par: Parallel, micro: int, arr: "Arrangement", s: int) -> tuple:
+        """Stage ``s``'s :func:`_stage_time_parts`: its seconds per microbatch but the pipeline's sends, and one send
+        (cached: the same whatever the interleaving, which only scales the sends)."""
         sh = arr.shape(s)
         key = (micro, s, sh.layers, sh.moe_layers, recomputed_layers(par, sh.layers, s == 0), par.data, par.tensor,
                par.pipeline, par.context, par.expert, par.zero, par.sequence_parallel, par.recompute,
@@ -574,8 +579,7 @@ class Workload:
         got = self._stage_times.get(key)
         if got is None:
             got = self._stage_times[key] = _stage_time_parts(self, par, micro, arr, s)
-        first, zero_s, accumulate_s, send_s = got
-        return first + PIPELINE_SENDS[par.pipeline_engine] * par.interleave * send_s + zero_s + accumulate_s
+        return got
 
     def model_states(self, par: Parallel, sh: "StageShape") -> tuple[float, float, float, float]:
         """A stage's weights, gradients, optimizer states and ZeRO-3 buffers, bytes (:func:`_model_states`;
@@ -898,10 +902,15 @@ def _stage_activations(w: Workload, par: Parallel, micro: int, sh: StageShape,
 
 def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageShape) -> tuple[float, ...]:
     """(params, grads, optimizer, activations, ZeRO-3 buffers) bytes of one device of stage ``sh``."""
-    p, v = par.pipeline, par.interleave
-    params_b, grads_b, opt_b, buffers = w.model_states(par, sh)
+    return _stage_terms(w, par.pipeline, par.interleave, mbs,
+                        (sh, w.model_states(par, sh), w.stage_activations(par, micro, sh)))
+
+
+def _stage_terms(w: Workload, p: int, v: int, mbs: int, part: tuple) -> tuple[float, ...]:
+    """:func:`_stage_memory` of one of :func:`memory_parts`'s ``(shape, model states, activations)`` for ``p`` stages
+    of ``v`` model chunks and ``mbs`` microbatches per step."""
+    sh, (params_b, grads_b, opt_b, buffers), (layers, working, mask, head) = part
     chunks = in_flight_chunks(sh.stage, p, mbs, v)
-    layers, working, mask, head = w.stage_activations(par, micro, sh)
     acts = chunks / v * layers + working
     if sh.stage == 0 and w.m.dropout:  # the embedding's dropout mask, one per microbatch in flight
         acts += mask * -(-chunks // v)
@@ -1257,13 +1266,35 @@ def memory_total(w: Workload, par: Parallel, micro_batch: int,
     True
     """
     mbs = microbatches or check_combination(w.m, micro_batch, w.global_batch, w.hw, par)
+    return heaviest_stage(w, par.pipeline, par.interleave, mbs, memory_parts(w, par, micro_batch))
+
+
+def shared_by_interleavings(w: Workload, par: Parallel) -> bool:
+    """True when :func:`memory_parts` and :func:`time_parts` of ``par`` are those of every interleaving of its split:
+    they depend on the interleaving only through which layers each stage holds as MoE layers (when every k-th layer is
+    MoE, :meth:`Workload.arrangement`) and recomputes (``recompute_layers``, :func:`recomputed_layers`)."""
+    return par.recompute_layers is None and not (w.m.experts > 1 and w.m.moe_layer_freq > 1)
+
+
+def memory_parts(w: Workload, par: Parallel, micro_batch: int) -> tuple[tuple, ...]:
+    """Per stage that can need the most memory (:attr:`Arrangement.memory_kinds`): ``(shape, model states,
+    activations before the microbatches in flight multiply them)`` (:meth:`Workload.model_states`,
+    :meth:`Workload.stage_activations`), what :func:`heaviest_stage` weighs for any number of microbatches (and,
+    :func:`shared_by_interleavings`, of model chunks)."""
     arr = w.arrangement(par)
+    return tuple((sh, w.model_states(par, sh), w.stage_activations(par, micro_batch, sh))
+                 for sh in map(arr.shape, arr.memory_kinds))
+
+
+def heaviest_stage(w: Workload, p: int, v: int, mbs: int, parts: tuple[tuple, ...]) -> tuple[float, int, tuple]:
+    """:func:`memory_total` from :func:`memory_parts`, for ``p`` stages of ``v`` model chunks and ``mbs``
+    microbatches per step."""
     best, heaviest = -1.0, None
-    for s in arr.memory_kinds:
-        terms = _stage_memory(w, par, micro_batch, mbs, arr.shape(s))
+    for part in parts:
+        terms = _stage_terms(w, p, v, mbs, part)
         total = fsum(terms)
         if total > best:
-            best, heaviest = total, (s, terms)
+            best, heaviest = total, (part[0].stage, terms)
     return best + w.hw.reserve_bytes, heaviest[0], heaviest[1]
 
 
@@ -1314,16 +1345,41 @@ def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int, 
     >>> step_bound(w, par, 1, 256) <= estimate(w, par, 1).step_time_s
     True
     """
+    return bound_from_parts(par.pipeline_engine, par.interleave, microbatches, time_parts(w, par, micro_batch), above)
+
+
+def time_parts(w: Workload, par: Parallel, micro_batch: int) -> tuple:
+    """``(stages in the order step_bound times them, the stage each stands for, stage → parts)``: a stage's parts
+    (:func:`_stage_time_parts`, :meth:`Workload.stage_time_parts`) are asked for when first needed and kept, and are
+    those of every interleaving of the split (:func:`shared_by_interleavings`), which only scales the pipeline's
+    sends."""
     arr = w.arrangement(par)
     kinds = arr.kinds
+
+    known: dict[int, tuple] = {}
+
+    def parts(s: int) -> tuple:
+        got = known.get(s)
+        if got is None:
+            got = known[s] = w.stage_time_parts(par, micro_batch, arr, s)
+        return got
+
+    return (kinds[-1], kinds[0], *kinds[1:-1]) if len(kinds) > 1 else kinds, arr.representative, parts
+
+
+def bound_from_parts(engine: str, v: int, microbatches: int, parts: tuple, above: float | None = None) -> float:
+    """:func:`step_bound` from :func:`time_parts`, for ``v`` model chunks and the pipeline engine ``engine``."""
+    order, representative, part = parts
+    sends = PIPELINE_SENDS[engine] * v
     times: dict[int, float] = {}
     t_max = 0.0
-    for s in (kinds[-1], kinds[0], *kinds[1:-1]) if len(kinds) > 1 else kinds:
-        t = times[s] = w.stage_time(par, micro_batch, arr, s)
+    for s in order:
+        first, zero_s, accumulate_s, send_s = part(s)
+        t = times[s] = first + sends * send_s + zero_s + accumulate_s  # _microbatch_time's total, to the bit
         t_max = max(t_max, t)
         if above is not None and microbatches * t_max > above:
             return microbatches * t_max
-    return microbatches * t_max + (fsum([times[r] for r in arr.representative]) - t_max) / par.interleave
+    return microbatches * t_max + (fsum([times[r] for r in representative]) - t_max) / v
 
 
 def estimate(w: Workload, par: Parallel, micro_batch: int, every_stage: bool = False,

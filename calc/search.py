@@ -39,8 +39,9 @@ from .errors import CalcError
 from .hardware import GIB
 from .model import FLASH, Model
 from .pipeline import stage_layers as _even_stage_layers
-from .plan import (Parallel, assemble, binding_term, check_combination, estimate, interleave_room, memory_total,
-                   step_bound, step_floor, workload)
+from .plan import (Parallel, assemble, binding_term, bound_from_parts, check_combination, estimate, heaviest_stage,
+                   interleave_room, memory_parts, memory_total, shared_by_interleavings, step_bound, step_floor,
+                   time_parts, workload)
 from .hardware import Hardware
 
 __all__ = ["SearchResult", "search", "MAX_TOP", "MAX_CONFIGURATIONS", "SEARCHED"]
@@ -327,6 +328,7 @@ class _Search:
         interleaved = self.axis("interleave", [v for v in range(1, _INTERLEAVE_MAX + 1)
                                                if v == 1 or (p > 1 and room >= v)])
         plain = self.axis("interleave", [1])
+        share = shared_by_interleavings(self.w, base)
         for i, b in enumerate(micros):
             if per_replica % b:
                 self.refuse("combination", "global_batch is not a multiple of micro_batch × data × expert",
@@ -339,7 +341,8 @@ class _Search:
                 self.enumerated += len(vs)  # its compute alone is slower than every plan kept
                 self.pruned += len(vs)
                 continue
-            fits = [self.cost(splits.get(v) or splits.setdefault(v, split(v)), b, mbs, verdict) for v in vs
+            shared = {} if share else None  # what this microbatch size's interleavings share, made once
+            fits = [self.cost(splits.get(v) or splits.setdefault(v, split(v)), b, mbs, verdict, shared) for v in vs
                     if not self.full()]
             if self.capped:
                 return
@@ -352,11 +355,15 @@ class _Search:
                             "need more memory", n=len(larger))
                 return
 
-    def cost(self, par: Parallel, b: int, mbs: int, verdict: dict | None = None) -> bool:
+    def cost(self, par: Parallel, b: int, mbs: int, verdict: dict | None = None, shared: dict | None = None) -> bool:
         """Check, then time a configuration that fits; keep it if it is among the fastest. True if it fits.
 
         ``verdict``, when given, holds (under ``"v"``) the outcome of :func:`calc.plan.check_combination` shared
-        by this split's interleaved configurations: None (it passes) or its CalcError.
+        by this split's interleaved configurations: None (it passes) or its CalcError. ``shared``, when given,
+        keeps the :func:`calc.plan.memory_parts` and :func:`calc.plan.time_parts` of this split and microbatch
+        size for its other interleavings (:func:`calc.plan.shared_by_interleavings`): made by the first that needs
+        them, so each configuration is costed exactly as :func:`calc.plan.memory_total` and
+        :func:`calc.plan.step_bound` cost it, for a fraction of the work.
         """
         w = self.w
         hw = w.hw
@@ -372,7 +379,11 @@ class _Search:
             checked, err = mbs, verdict["v"]
         if err is None:
             try:
-                total, stage, terms = memory_total(w, par, b, checked)
+                if shared is None or checked is None:
+                    total, stage, terms = memory_total(w, par, b, checked)
+                else:
+                    parts = shared.get("memory") or shared.setdefault("memory", memory_parts(w, par, b))
+                    total, stage, terms = heaviest_stage(w, par.pipeline, par.interleave, checked, parts)
             except CalcError as refused:
                 err = refused
         if err is not None:
@@ -387,8 +398,15 @@ class _Search:
                               f"{hw.reserve_bytes / GIB:.3g} GiB included)")
             return False
         self.feasible += 1
-        if len(self.best) == self.n_top and step_bound(w, par, b, mbs, -self.best[0][0]) > -self.best[0][0]:
-            return True  # it fits, but its step is slower than every plan kept: it would not be kept either
+        if len(self.best) == self.n_top:
+            above = -self.best[0][0]
+            if shared is None:
+                bound = step_bound(w, par, b, mbs, above)
+            else:
+                parts = shared.get("time") or shared.setdefault("time", time_parts(w, par, b))
+                bound = bound_from_parts(par.pipeline_engine, par.interleave, mbs, parts, above)
+            if bound > above:
+                return True  # it fits, but its step is slower than every plan kept: it would not be kept either
         est = estimate(w, par, b, microbatches=mbs)
         item = (-est.step_time_s, -total, -next(self.serial), par, b)
         if len(self.best) < self.n_top:

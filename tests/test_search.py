@@ -60,7 +60,10 @@ def test_the_bound_after_the_memory_check_changes_no_answer(monkeypatch, m, gpus
     fast = search(m, batch, hw, top=10)
     skipped = fast.feasible - len(costed)
     monkeypatch.setitem(names, "step_bound", lambda *a: 0.0)
+    monkeypatch.setitem(names, "bound_from_parts", lambda *a: 0.0)  # the same bound from a split's shared parts
+    costed.clear()
     assert search(m, batch, hw, top=10) == fast and costed and skipped > fast.feasible // 2
+    assert len(costed) == fast.feasible  # with the bound off, every split that fits is costed
 
 
 #: Small searches of different shapes: dense with uneven splits and tied embeddings, standard attention, MoE with
@@ -86,11 +89,27 @@ def test_pruning_never_drops_a_plan_that_belongs_in_the_top(monkeypatch, m, hw, 
     names = search.__globals__  # the module search runs in (tests/test_hooks_entry.py imports calc afresh)
     pruned = search(m, batch, hw, top=top, fixed=fixed)
     monkeypatch.setitem(names, "step_bound", lambda *a: 0.0)
+    monkeypatch.setitem(names, "bound_from_parts", lambda *a: 0.0)  # the same bound from a split's shared parts
     assert search(m, batch, hw, top=top, fixed=fixed) == pruned
     monkeypatch.setitem(names, "step_floor", lambda *a: 0.0)
     everything = search(m, batch, hw, top=top, fixed=fixed)
     assert everything.pruned == 0 and everything.feasible >= pruned.feasible
     assert everything.plans == pruned.plans and len(pruned.plans) == min(top, everything.feasible) > 0
+
+
+@pytest.mark.parametrize("m, hw, batch, fixed", _SMALL + [
+    (LLAMA, HW, 512, {"recompute_layers": 2}),
+    (model(24, 2048, 16, 32000, 2048, experts=8, top_k=2, moe_layer_freq=2), hardware(32, profile_name="h100-sxm5-80gb"),
+     128, {"recompute": "full", "tp_comm_overlap": True}),
+])
+def test_what_interleavings_share_changes_no_answer(monkeypatch, m, hw, batch, fixed):
+    """A split's interleavings at one microbatch size share their memory and time parts (unless which layers are MoE
+    or recomputed depends on the chunks); the result, counts and refusals included, is what costing each
+    configuration on its own (memory_total, step_bound) gives."""
+    names = search.__globals__  # the module search runs in (tests/test_hooks_entry.py imports calc afresh)
+    shared = search(m, batch, hw, top=10, fixed=fixed)
+    monkeypatch.setitem(names, "shared_by_interleavings", lambda *a: False)
+    assert search(m, batch, hw, top=10, fixed=fixed) == shared and shared.plans
 
 
 @pytest.mark.parametrize("m, gpus, batch", [(LLAMA, 64, 512), (model(24, 2048, 16, 32000, 2048, experts=4, top_k=2), 16, 64)])
@@ -102,15 +121,17 @@ def test_interleaved_configurations_share_their_split_s_check_soundly(monkeypatc
     checks, unchecked = [], []
     check = names["check_combination"]
     monkeypatch.setitem(names, "check_combination", lambda *a: checks.append(1) or check(*a))
-    total = names["memory_total"]
+    searcher = names["_Search"]
+    cost = searcher.cost
 
-    def memory_total(w, par, b, microbatches=None):
-        if par.interleave > 1 and microbatches is not None:
+    def checked_cost(self, par, b, mbs, verdict=None, shared=None):
+        fits = cost(self, par, b, mbs, verdict, shared)
+        if par.interleave > 1 and verdict is not None and verdict["v"] is None:  # costed on its split's check
             unchecked.append(1)
-            assert check(w.m, b, w.global_batch, w.hw, par) == microbatches
-        return total(w, par, b, microbatches)
+            assert check(self.w.m, b, self.w.global_batch, self.w.hw, par) == mbs
+        return fits
 
-    monkeypatch.setitem(names, "memory_total", memory_total)
+    monkeypatch.setattr(searcher, "cost", checked_cost)
     r = search(m, batch, hw, top=10)
     assert len(unchecked) > 2 * len(checks) > 0 and r.plans
 
