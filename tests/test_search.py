@@ -12,6 +12,8 @@ from calc.page import page_request
 from calc.plan import parallel, plan
 from calc.presets import PRESETS
 from calc.search import MAX_CONFIGURATIONS, search, stage_splits
+from calc.views import plan_inputs, row_inputs
+from hooks.views import preset_inputs
 
 LLAMA = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
 HW = hardware(64, profile_name="h100-sxm5-80gb")
@@ -283,6 +285,31 @@ def test_search_summary_is_small_and_counts_every_refusal():
     assert sum(g["count"] for g in full["refused_summary"]) == full["refused_count"] > 0
     answer = page_request(json.dumps({"op": "evaluate", "command": "search", "inputs": inputs}))
     assert len(answer) < 64_000
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_the_planner_s_answer_holds_every_field_the_page_reads(preset):
+    """What the planner page reads of its answer is there: every result's JSON text as the CLI prints it and its
+    text (calc-mount.mjs), the two tables (calc-view.mjs), and each row's rank and, over the first row's inputs,
+    its own where they differ (calc-launch.mjs): every plan field of that plan, the launch request's inputs."""
+    inputs = preset_inputs(COMMANDS["search"], preset)
+    answer = json.loads(page_request(json.dumps({"op": "evaluate", "command": "search", "inputs": inputs})))
+    result = evaluate("search", inputs)
+    keys = [r.key for r in COMMANDS["search"].results]
+    assert answer["ok"] and list(answer["values"]) == list(answer["text"]) == keys
+    assert all(answer["values"][k] == json.dumps(result[k]) for k in keys)
+    view = answer["view"]
+    assert view["figures"] == [] and set(view["tables"]) == {"plans", "refusals"}
+    for t in view["tables"].values():
+        assert t["caption"] and len(t["head"]) == len(t["align"]) and all(len(r) == len(t["head"]) for r in t["rows"])
+    assert len(view["tables"]["plans"]["rows"]) == len(view["rows"]) == len(result["plans"]) > 0
+    plan_fields = [p.name for p in COMMANDS["plan"].params]
+    assert list(view["inputs"]) == plan_fields and view["rows"][0]["inputs"] == {}
+    for i, (row, pl) in enumerate(zip(view["rows"], result["plans"])):
+        assert row["rank"] == pl["rank"]
+        assert all(view["inputs"][k] != x for k, x in row["inputs"].items())  # only what differs is sent
+        assert row_inputs(view, i) == plan_inputs(inputs, pl["parallel"])
+        assert evaluate("plan", row_inputs(view, i))["step_time_s"] == pl["step_time_s"]
 
 
 def test_a_fixed_recompute_layers_is_kept_and_fixes_full_recomputation():
