@@ -318,7 +318,14 @@ class _Search:
         per_replica = gb // (d * e)
         micros = self.axis("micro_batch", _divisors(per_replica, self.max_b))
         room = interleave_room(base.stage_layers or _even_stage_layers(m.layers, p))
-        splits = {1: base}  # each interleaving made once for every microbatch size
+        splits = {1: base}  # each interleaving made once for every microbatch size, when first needed
+
+        def par_of(v: int) -> Parallel:
+            got = splits.get(v)
+            if got is None:
+                got = splits[v] = split(v)
+            return got
+
         # For v > 1, memory_total() checks the combination first (check_combination). With the interleaving searched,
         # the filters here pass its rules that depend on v and the microbatch (v <= room, m a multiple of p, b
         # dividing the batch), so every v > 1 and microbatch of this split gets the same verdict: found by the
@@ -342,10 +349,12 @@ class _Search:
                 self.pruned += len(vs)
                 continue
             shared = {} if share else None  # what this microbatch size's interleavings share, made once
-            fits = [self.cost(splits.get(v) or splits.setdefault(v, split(v)), b, mbs, verdict, shared) for v in vs
-                    if not self.full()]
-            if self.capped:
-                return
+            if self.enumerated + len(vs) < MAX_CONFIGURATIONS:  # the cap cannot bind within this microbatch size
+                fits = [self.cost(par_of, base, v, b, mbs, verdict, shared) for v in vs]
+            else:
+                fits = [self.cost(par_of, base, v, b, mbs, verdict, shared) for v in vs if not self.full()]
+                if self.capped:
+                    return
             if not any(fits) and i + 1 < len(micros) and "interleave" not in self.fixed:
                 larger = micros[i + 1:]
                 self.refuse("memory", "larger microbatches need more memory than one that does not fit",
@@ -355,24 +364,27 @@ class _Search:
                             "need more memory", n=len(larger))
                 return
 
-    def cost(self, par: Parallel, b: int, mbs: int, verdict: dict | None = None, shared: dict | None = None) -> bool:
+    def cost(self, par_of, base: Parallel, v: int, b: int, mbs: int, verdict: dict | None = None,
+             shared: dict | None = None) -> bool:
         """Check, then time a configuration that fits; keep it if it is among the fastest. True if it fits.
 
+        The configuration is ``par_of(v)``: ``base`` (the split with one model chunk per stage) with ``v`` chunks,
+        made only when something needs more than its degrees (its check, an example of a refusal, its estimate).
         ``verdict``, when given, holds (under ``"v"``) the outcome of :func:`calc.plan.check_combination` shared
         by this split's interleaved configurations: None (it passes) or its CalcError. ``shared``, when given,
         keeps the :func:`calc.plan.memory_parts` and :func:`calc.plan.time_parts` of this split and microbatch
-        size for its other interleavings (:func:`calc.plan.shared_by_interleavings`): made by the first that needs
-        them, so each configuration is costed exactly as :func:`calc.plan.memory_total` and
-        :func:`calc.plan.step_bound` cost it, for a fraction of the work.
+        size for its other interleavings (:func:`calc.plan.shared_by_interleavings`): made once, so each
+        configuration is costed exactly as :func:`calc.plan.memory_total` and :func:`calc.plan.step_bound` cost
+        it, for a fraction of the work.
         """
         w = self.w
         hw = w.hw
         self.enumerated += 1
-        checked, err = mbs if par.interleave == 1 else None, None
+        checked, err = mbs if v == 1 else None, None
         if checked is None and verdict is not None:
             if "v" not in verdict:
                 try:
-                    check_combination(w.m, b, w.global_batch, hw, par)
+                    check_combination(w.m, b, w.global_batch, hw, par_of(v))
                     verdict["v"] = None
                 except CalcError as refused:
                     verdict["v"] = refused
@@ -380,19 +392,20 @@ class _Search:
         if err is None:
             try:
                 if shared is None or checked is None:
-                    total, stage, terms = memory_total(w, par, b, checked)
+                    total, stage, terms = memory_total(w, par_of(v), b, checked)
                 else:
-                    parts = shared.get("memory") or shared.setdefault("memory", memory_parts(w, par, b))
-                    total, stage, terms = heaviest_stage(w, par.pipeline, par.interleave, checked, parts)
+                    parts = shared.get("memory") or shared.setdefault("memory", memory_parts(w, base, b))
+                    total, stage, terms = heaviest_stage(w, base.pipeline, v, checked, parts)
             except CalcError as refused:
                 err = refused
         if err is not None:
-            self.refusals.add("combination", err.rule, lambda: _plain(par) | {"micro_batch": b}, lambda: str(err))
+            self.refusals.add("combination", err.rule, lambda: _plain(par_of(v)) | {"micro_batch": b},
+                              lambda: str(err))
             return False
         if not total <= hw.memory_bytes:  # as memory().fits
             binding = binding_term(terms)
             self.refusals.add("memory", f"does not fit (largest term: {binding})",
-                              lambda: _plain(par) | {"micro_batch": b},
+                              lambda: _plain(par_of(v)) | {"micro_batch": b},
                               lambda: f"needs {total / GIB:.1f} GiB on stage {stage} > "
                               f"{hw.memory_bytes / GIB:.1f} GiB (largest term: {binding}; reserve "
                               f"{hw.reserve_bytes / GIB:.3g} GiB included)")
@@ -401,12 +414,13 @@ class _Search:
         if len(self.best) == self.n_top:
             above = -self.best[0][0]
             if shared is None:
-                bound = step_bound(w, par, b, mbs, above)
+                bound = step_bound(w, par_of(v), b, mbs, above)
             else:
-                parts = shared.get("time") or shared.setdefault("time", time_parts(w, par, b))
-                bound = bound_from_parts(par.pipeline_engine, par.interleave, mbs, parts, above)
+                parts = shared.get("time") or shared.setdefault("time", time_parts(w, base, b))
+                bound = bound_from_parts(base.pipeline_engine, v, mbs, parts, above)
             if bound > above:
                 return True  # it fits, but its step is slower than every plan kept: it would not be kept either
+        par = par_of(v)
         est = estimate(w, par, b, microbatches=mbs)
         item = (-est.step_time_s, -total, -next(self.serial), par, b)
         if len(self.best) < self.n_top:

@@ -1,6 +1,7 @@
 """calc.search: only plans that fit, fastest first, refusals counted by rule, fixed axes, a bounded space."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -126,10 +127,12 @@ def test_interleaved_configurations_share_their_split_s_check_soundly(monkeypatc
     searcher = names["_Search"]
     cost = searcher.cost
 
-    def checked_cost(self, par, b, mbs, verdict=None, shared=None):
-        fits = cost(self, par, b, mbs, verdict, shared)
-        if par.interleave > 1 and verdict is not None and verdict["v"] is None:  # costed on its split's check
+    def checked_cost(self, par_of, base, v, b, mbs, verdict=None, shared=None):
+        fits = cost(self, par_of, base, v, b, mbs, verdict, shared)
+        if v > 1 and verdict is not None and verdict["v"] is None:  # costed on its split's check
             unchecked.append(1)
+            par = par_of(v)
+            assert par == replace(base, interleave=v)
             assert check(self.w.m, b, self.w.global_batch, self.w.hw, par) == mbs
         return fits
 
