@@ -906,11 +906,16 @@ def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageSha
                         (sh, w.model_states(par, sh), w.stage_activations(par, micro, sh)))
 
 
+#: :func:`calc.pipeline.in_flight_chunks`, cached: a search asks for the same few stages, microbatch counts and
+#: interleavings for each of its thousands of configurations.
+_in_flight_chunks = lru_cache(maxsize=4096)(in_flight_chunks)
+
+
 def _stage_terms(w: Workload, p: int, v: int, mbs: int, part: tuple) -> tuple[float, ...]:
     """:func:`_stage_memory` of one of :func:`memory_parts`'s ``(shape, model states, activations)`` for ``p`` stages
     of ``v`` model chunks and ``mbs`` microbatches per step."""
     sh, (params_b, grads_b, opt_b, buffers), (layers, working, mask, head) = part
-    chunks = in_flight_chunks(sh.stage, p, mbs, v)
+    chunks = _in_flight_chunks(sh.stage, p, mbs, v)
     acts = chunks / v * layers + working
     if sh.stage == 0 and w.m.dropout:  # the embedding's dropout mask, one per microbatch in flight
         acts += mask * -(-chunks // v)
