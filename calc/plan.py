@@ -414,7 +414,7 @@ class Workload:
     __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "lp", "lpm", "model_flops", "hardware_flops",
                  "final_norm", "_layers", "_heads", "_acts", "_links", "_arrangements", "_collectives", "_gemms",
                  "_contended", "_contended_gemms", "_slowdowns", "_works", "_model_parallel",
-                 "_model_parallel_parts", "_data_parallel", "_states", "_stage_acts", "_stage_times", "_floors")
+                 "_data_parallel", "_states", "_stage_acts", "_floors")
 
     def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
         self.m, self.hw, self.prec, self.global_batch, self.tokens = m, hw, prec, global_batch, tokens
@@ -443,11 +443,9 @@ class Workload:
         # its model-parallel transfers, and its data-parallel transfers and optimizer step.
         self._works: dict[tuple, _MicrobatchWork] = {}
         self._model_parallel: dict[tuple, tuple] = {}
-        self._model_parallel_parts: dict[tuple, tuple] = {}  # the same but the pipeline's sends
         self._data_parallel: dict[tuple, _DataParallel] = {}
         self._states: dict[tuple, tuple[float, float, float, float]] = {}
         self._stage_acts: dict[tuple, tuple[float, float, float, float]] = {}
-        self._stage_times: dict[tuple, tuple[float, float, float, float]] = {}
         self._floors: dict[tuple, float] = {}  # step_floor's per-layer seconds
 
     def layer(self, micro: int, t: int, c: int, e: int, sp: bool, recompute: str, moe: bool) -> LayerWork:
@@ -548,37 +546,16 @@ class Workload:
 
     def model_parallel(self, par: Parallel, micro: int, lay: "Layout", n_s: int, n_moe: int,
                        last: bool, n_rec: int) -> tuple:
-        """A stage's compute and (TP, CP, EP, PP) seconds per microbatch (:func:`_microbatch_work`,
-        :func:`_model_parallel_times`, :func:`_pipeline_time`), and their sum: ``(work, tp, cp, ep, pp, sum)``.
-        Cached: the same whatever the data-parallel degree and ZeRO stage (the rank strides follow from the
-        degrees); all but the pipeline's sends also whatever the pipeline degree and interleaving."""
+        """A stage's compute and (TP, CP, EP) seconds per microbatch (:func:`_microbatch_work`,
+        :func:`_model_parallel_times`): ``(work, tp, cp, ep)``. Cached: the same whatever the data-parallel degree,
+        ZeRO stage, pipeline degree and interleaving (the rank strides they use follow from the other degrees)."""
         sp = par.sequence_parallel and par.tensor > 1
-        key = (micro, par.tensor, par.pipeline, par.context, par.expert, par.interleave, sp, par.recompute,
-               par.tp_comm_overlap, n_s, n_moe, last, n_rec, par.pipeline_engine)
+        key = (micro, par.tensor, par.context, par.expert, sp, par.recompute, par.tp_comm_overlap, n_s, n_moe, last,
+               n_rec)
         got = self._model_parallel.get(key)
         if got is None:
-            part_key = (micro, par.tensor, par.context, par.expert, sp, par.recompute, par.tp_comm_overlap, n_s,
-                        n_moe, last, n_rec)
-            part = self._model_parallel_parts.get(part_key)
-            if part is None:
-                mw = self.microbatch_work(par, micro, n_s - n_moe, n_moe, last, n_rec)
-                part = self._model_parallel_parts[part_key] = (mw, *_model_parallel_times(self, par, micro, lay, n_s,
-                                                                                          n_moe, mw, n_rec))
-            mw, tp_s, cp_s, ep_s = part
-            pp_s = _pipeline_time(self, par, micro, lay)
-            got = self._model_parallel[key] = (mw, tp_s, cp_s, ep_s, pp_s, mw.compute + tp_s + cp_s + ep_s + pp_s)
-        return got
-
-    def stage_time_parts(self, par: Parallel, micro: int, arr: "Arrangement", s: int) -> tuple:
-        """Stage ``s``'s :func:`_stage_time_parts`: its seconds per microbatch but the pipeline's sends, and one send
-        (cached: the same whatever the interleaving, which only scales the sends)."""
-        sh = arr.shape(s)
-        key = (micro, s, sh.layers, sh.moe_layers, recomputed_layers(par, sh.layers, s == 0), par.data, par.tensor,
-               par.pipeline, par.context, par.expert, par.zero, par.sequence_parallel, par.recompute,
-               par.tp_comm_overlap, par.zero3_gather, par.pipeline_engine)
-        got = self._stage_times.get(key)
-        if got is None:
-            got = self._stage_times[key] = _stage_time_parts(self, par, micro, arr, s)
+            mw = self.microbatch_work(par, micro, n_s - n_moe, n_moe, last, n_rec)
+            got = self._model_parallel[key] = (mw, *_model_parallel_times(self, par, micro, lay, n_s, n_moe, mw, n_rec))
         return got
 
     def model_states(self, par: Parallel, sh: "StageShape") -> tuple[float, float, float, float]:
@@ -1127,22 +1104,30 @@ def _zero_time(par: Parallel, dp: _DataParallel, n_s: int, mw: _MicrobatchWork) 
         + _overlapped(ag + dp.zero_regather + rs, mw.backward, mw.slowdown)
 
 
-def _microbatch_time(w: Workload, par: Parallel, micro: int, arr: Arrangement, s: int) -> tuple:
-    """(shape, work, TP, CP, EP, PP, ZeRO, fp32 accumulation, total) of stage ``s`` for one microbatch (seconds)."""
+def _stage_pieces(w: Workload, par: Parallel, micro: int, arr: Arrangement, s: int) -> tuple:
+    """(shape, work, TP, CP, EP, ZeRO, fp32 accumulation) of stage ``s`` for one microbatch (seconds): all of
+    :func:`_microbatch_time` but the pipeline's sends."""
     sh = arr.shape(s)
     n_rec = recomputed_layers(par, sh.layers, s == 0)
-    mw, tp_s, cp_s, ep_s, pp_s, busy = w.model_parallel(par, micro, arr.layout, sh.layers, sh.moe_layers,
-                                                        s == par.pipeline - 1, n_rec)
+    mw, tp_s, cp_s, ep_s = w.model_parallel(par, micro, arr.layout, sh.layers, sh.moe_layers, s == par.pipeline - 1,
+                                            n_rec)
     z_s = _zero_time(par, w.data_parallel(par, arr.layout, sh), sh.layers, mw) if par.zero >= 2 else 0.0
     acc_s = _accumulate_time(w, par, sh)
-    return sh, mw, tp_s, cp_s, ep_s, pp_s, z_s, acc_s, busy + z_s + acc_s
+    return sh, mw, tp_s, cp_s, ep_s, z_s, acc_s
+
+
+def _microbatch_time(w: Workload, par: Parallel, micro: int, arr: Arrangement, s: int) -> tuple:
+    """(shape, work, TP, CP, EP, PP, ZeRO, fp32 accumulation, total) of stage ``s`` for one microbatch (seconds)."""
+    sh, mw, tp_s, cp_s, ep_s, z_s, acc_s = _stage_pieces(w, par, micro, arr, s)
+    pp_s = _pipeline_time(w, par, micro, arr.layout)
+    return sh, mw, tp_s, cp_s, ep_s, pp_s, z_s, acc_s, mw.compute + tp_s + cp_s + ep_s + pp_s + z_s + acc_s
 
 
 def _stage_time_parts(w: Workload, par: Parallel, micro: int, arr: Arrangement, s: int) -> tuple:
     """What :func:`_microbatch_time`'s total is made of, apart from the interleaving: ``(compute + TP + CP + EP,
     ZeRO, fp32 accumulation, one pipeline transfer)`` seconds; the total is
     ``((first + sends·v·transfer) + ZeRO) + accumulation``, added in the order :func:`_microbatch_time` adds them."""
-    _, mw, tp_s, cp_s, ep_s, _, z_s, acc_s, _ = _microbatch_time(w, par, micro, arr, s)
+    _, mw, tp_s, cp_s, ep_s, z_s, acc_s = _stage_pieces(w, par, micro, arr, s)
     return mw.compute + tp_s + cp_s + ep_s, z_s, acc_s, _pipeline_send(w, par, micro, arr.layout)
 
 
@@ -1355,7 +1340,7 @@ def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int, 
 
 def time_parts(w: Workload, par: Parallel, micro_batch: int) -> tuple:
     """``(stages in the order step_bound times them, the stage each stands for, stage → parts)``: a stage's parts
-    (:func:`_stage_time_parts`, :meth:`Workload.stage_time_parts`) are asked for when first needed and kept, and are
+    (:func:`_stage_time_parts`) are made when first asked for and kept, and are
     those of every interleaving of the split (:func:`shared_by_interleavings`), which only scales the pipeline's
     sends."""
     arr = w.arrangement(par)
@@ -1366,7 +1351,7 @@ def time_parts(w: Workload, par: Parallel, micro_batch: int) -> tuple:
     def parts(s: int) -> tuple:
         got = known.get(s)
         if got is None:
-            got = known[s] = w.stage_time_parts(par, micro_batch, arr, s)
+            got = known[s] = _stage_time_parts(w, par, micro_batch, arr, s)
         return got
 
     return (kinds[-1], kinds[0], *kinds[1:-1]) if len(kinds) > 1 else kinds, arr.representative, parts
