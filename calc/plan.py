@@ -1340,12 +1340,10 @@ def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int, 
 
 def time_parts(w: Workload, par: Parallel, micro_batch: int) -> tuple:
     """``(stages in the order step_bound times them, the stage each stands for, stage → parts)``: a stage's parts
-    (:func:`_stage_time_parts`) are made when first asked for and kept, and are
-    those of every interleaving of the split (:func:`shared_by_interleavings`), which only scales the pipeline's
-    sends."""
+    (:func:`_stage_time_parts`) are made when first asked for and kept, and are those of every interleaving of the
+    split (:func:`shared_by_interleavings`), which only scales the pipeline's sends."""
     arr = w.arrangement(par)
     kinds = arr.kinds
-
     known: dict[int, tuple] = {}
 
     def parts(s: int) -> tuple:

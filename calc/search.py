@@ -371,11 +371,8 @@ class _Search:
         The configuration is ``par_of(v)``: ``base`` (the split with one model chunk per stage) with ``v`` chunks,
         made only when something needs more than its degrees (its check, an example of a refusal, its estimate).
         ``verdict``, when given, holds (under ``"v"``) the outcome of :func:`calc.plan.check_combination` shared
-        by this split's interleaved configurations: None (it passes) or its CalcError. ``shared``, when given,
-        keeps the :func:`calc.plan.memory_parts` and :func:`calc.plan.time_parts` of this split and microbatch
-        size for its other interleavings (:func:`calc.plan.shared_by_interleavings`): made once, so each
-        configuration is costed exactly as :func:`calc.plan.memory_total` and :func:`calc.plan.step_bound` cost
-        it, for a fraction of the work.
+        by this split's interleaved configurations: None (it passes) or its CalcError. ``shared``: see
+        :meth:`memory` and :meth:`bound`.
         """
         w = self.w
         hw = w.hw
@@ -391,11 +388,7 @@ class _Search:
             checked, err = mbs, verdict["v"]
         if err is None:
             try:
-                if shared is None or checked is None:
-                    total, stage, terms = memory_total(w, par_of(v), b, checked)
-                else:
-                    parts = shared.get("memory") or shared.setdefault("memory", memory_parts(w, base, b))
-                    total, stage, terms = heaviest_stage(w, base.pipeline, v, checked, parts)
+                total, stage, terms = self.memory(par_of, base, v, b, checked, shared)
             except CalcError as refused:
                 err = refused
         if err is not None:
@@ -411,15 +404,8 @@ class _Search:
                               f"{hw.reserve_bytes / GIB:.3g} GiB included)")
             return False
         self.feasible += 1
-        if len(self.best) == self.n_top:
-            above = -self.best[0][0]
-            if shared is None:
-                bound = step_bound(w, par_of(v), b, mbs, above)
-            else:
-                parts = shared.get("time") or shared.setdefault("time", time_parts(w, base, b))
-                bound = bound_from_parts(base.pipeline_engine, v, mbs, parts, above)
-            if bound > above:
-                return True  # it fits, but its step is slower than every plan kept: it would not be kept either
+        if len(self.best) == self.n_top and self.bound(par_of, base, v, b, mbs, shared) > -self.best[0][0]:
+            return True  # it fits, but its step is slower than every plan kept: it would not be kept either
         par = par_of(v)
         est = estimate(w, par, b, microbatches=mbs)
         item = (-est.step_time_s, -total, -next(self.serial), par, b)
@@ -428,6 +414,24 @@ class _Search:
         elif item > self.best[0]:
             heapq.heapreplace(self.best, item)
         return True
+
+    def memory(self, par_of, base: Parallel, v: int, b: int, checked: int | None, shared: dict | None) -> tuple:
+        """:func:`calc.plan.memory_total` of ``par_of(v)``. ``shared``, when given, keeps the
+        :func:`calc.plan.memory_parts` of this split and microbatch size for its other interleavings
+        (:func:`calc.plan.shared_by_interleavings`): made once, each weighed as memory_total weighs it."""
+        if shared is None or checked is None:
+            return memory_total(self.w, par_of(v), b, checked)
+        parts = shared.get("memory") or shared.setdefault("memory", memory_parts(self.w, base, b))
+        return heaviest_stage(self.w, base.pipeline, v, checked, parts)
+
+    def bound(self, par_of, base: Parallel, v: int, b: int, mbs: int, shared: dict | None) -> float:
+        """:func:`calc.plan.step_bound` of ``par_of(v)`` above the slowest plan kept, from this split's shared
+        :func:`calc.plan.time_parts` when given (as :meth:`memory`)."""
+        above = -self.best[0][0]
+        if shared is None:
+            return step_bound(self.w, par_of(v), b, mbs, above)
+        parts = shared.get("time") or shared.setdefault("time", time_parts(self.w, base, b))
+        return bound_from_parts(base.pipeline_engine, v, mbs, parts, above)
 
     def result(self) -> SearchResult:
         plans, first = [], None
