@@ -108,6 +108,11 @@ __all__ = [
     "binding_term",
     "step_floor",
     "step_bound",
+    "shared_by_interleavings",
+    "memory_parts",
+    "heaviest_stage",
+    "time_parts",
+    "bound_from_parts",
     "StageShape",
     "Arrangement",
     "Communication",
@@ -457,7 +462,7 @@ class Workload:
     __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "lp", "lpm", "model_flops", "hardware_flops",
                  "final_norm", "_layers", "_heads", "_acts", "_links", "_arrangements", "_collectives", "_gemms",
                  "_contended", "_contended_gemms", "_slowdowns", "_works", "_model_parallel",
-                 "_model_parallel_parts", "_data_parallel", "_states", "_floors")
+                 "_data_parallel", "_states", "_stage_acts", "_floors")
 
     def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
         self.m, self.hw, self.prec, self.global_batch, self.tokens = m, hw, prec, global_batch, tokens
@@ -486,9 +491,9 @@ class Workload:
         # its model-parallel transfers, and its data-parallel transfers and optimizer step.
         self._works: dict[tuple, _MicrobatchWork] = {}
         self._model_parallel: dict[tuple, tuple] = {}
-        self._model_parallel_parts: dict[tuple, tuple] = {}  # the same but the pipeline's sends
         self._data_parallel: dict[tuple, _DataParallel] = {}
         self._states: dict[tuple, tuple[float, float, float, float]] = {}
+        self._stage_acts: dict[tuple, tuple[float, float, float, float]] = {}
         self._floors: dict[tuple, float] = {}  # step_floor's per-layer seconds
 
     def layer(self, micro: int, t: int, c: int, e: int, sp: bool, recompute: str, moe: bool) -> LayerWork:
@@ -543,6 +548,17 @@ class Workload:
             self._acts[key] = (dense, moe, working)
         return self._acts[key]
 
+    def stage_activations(self, par: Parallel, micro: int, sh: "StageShape") -> tuple[float, float, float, float]:
+        """A stage's activation bytes before the microbatches in flight multiply them (:func:`_stage_activations`;
+        cached: the same whatever the data-parallel degree, ZeRO stage, interleaving and microbatches per step)."""
+        n_rec = recomputed_layers(par, sh.layers, sh.stage == 0)
+        key = (micro, par.tensor, par.sequence_parallel and par.tensor > 1, par.context, par.recompute, n_rec,
+               sh.layers, sh.moe_layers)
+        got = self._stage_acts.get(key)
+        if got is None:
+            got = self._stage_acts[key] = _stage_activations(self, par, micro, sh, n_rec)
+        return got
+
     def link(self, axes: tuple[tuple[int, int], ...]) -> Link:
         """The network link of the group spanned by ``axes`` ((stride, size) pairs; cached)."""
         if axes not in self._links:
@@ -578,25 +594,16 @@ class Workload:
 
     def model_parallel(self, par: Parallel, micro: int, lay: "Layout", n_s: int, n_moe: int,
                        last: bool, n_rec: int) -> tuple:
-        """A stage's compute and (TP, CP, EP, PP) seconds per microbatch (:func:`_microbatch_work`,
-        :func:`_model_parallel_times`, :func:`_pipeline_time`), and their sum: ``(work, tp, cp, ep, pp, sum)``.
-        Cached: the same whatever the data-parallel degree and ZeRO stage (the rank strides follow from the
-        degrees); all but the pipeline's sends also whatever the pipeline degree and interleaving."""
+        """A stage's compute and (TP, CP, EP) seconds per microbatch (:func:`_microbatch_work`,
+        :func:`_model_parallel_times`): ``(work, tp, cp, ep)``. Cached: the same whatever the data-parallel degree,
+        ZeRO stage, pipeline degree and interleaving (the rank strides they use follow from the other degrees)."""
         sp = par.sequence_parallel and par.tensor > 1
-        key = (micro, par.tensor, par.pipeline, par.context, par.expert, par.interleave, sp, par.recompute,
-               par.tp_comm_overlap, n_s, n_moe, last, n_rec, par.pipeline_engine)
+        key = (micro, par.tensor, par.context, par.expert, sp, par.recompute, par.tp_comm_overlap, n_s, n_moe, last,
+               n_rec)
         got = self._model_parallel.get(key)
         if got is None:
-            part_key = (micro, par.tensor, par.context, par.expert, sp, par.recompute, par.tp_comm_overlap, n_s,
-                        n_moe, last, n_rec)
-            part = self._model_parallel_parts.get(part_key)
-            if part is None:
-                mw = self.microbatch_work(par, micro, n_s - n_moe, n_moe, last, n_rec)
-                part = self._model_parallel_parts[part_key] = (mw, *_model_parallel_times(self, par, micro, lay, n_s,
-                                                                                          n_moe, mw, n_rec))
-            mw, tp_s, cp_s, ep_s = part
-            pp_s = _pipeline_time(self, par, micro, lay)
-            got = self._model_parallel[key] = (mw, tp_s, cp_s, ep_s, pp_s, mw.compute + tp_s + cp_s + ep_s + pp_s)
+            mw = self.microbatch_work(par, micro, n_s - n_moe, n_moe, last, n_rec)
+            got = self._model_parallel[key] = (mw, *_model_parallel_times(self, par, micro, lay, n_s, n_moe, mw, n_rec))
         return got
 
     def model_states(self, par: Parallel, sh: "StageShape") -> tuple[float, float, float, float]:
@@ -901,14 +908,14 @@ def _largest_tensor(m: Model, par: Parallel, stage: int) -> float:
     return largest
 
 
-def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageShape) -> tuple[float, ...]:
-    """(params, grads, optimizer, activations, ZeRO-3 buffers) bytes of one device of stage ``sh``."""
+def _stage_activations(w: Workload, par: Parallel, micro: int, sh: StageShape,
+                       n_rec: int) -> tuple[float, float, float, float]:
+    """What :func:`_stage_memory` needs of a stage's activations that is the same however many microbatches are in
+    flight: ``(one chunk of every layer, the working set of a recomputed layer, the embedding's dropout mask and the
+    output layer's input and logits, each per microbatch in flight)``, bytes."""
     m, prec = w.m, w.prec
-    t, p, c, v = par.tensor, par.pipeline, par.context, par.interleave
+    t, c = par.tensor, par.context
     sp = par.sequence_parallel and t > 1
-    params_b, grads_b, opt_b, buffers = w.model_states(par, sh)
-    chunks = in_flight_chunks(sh.stage, p, mbs, v)
-    n_rec = recomputed_layers(par, sh.layers, sh.stage == 0)
     # a recomputed layer keeps its input, the others everything (in proportion over dense and MoE layers);
     # one recomputed layer's whole activations live while it is recomputed
     acts = working = 0.0
@@ -916,12 +923,33 @@ def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageSha
         act_dense, act_moe, work = w.activations(micro, t, sp, c, mode)
         acts += share * ((sh.layers - sh.moe_layers) * act_dense + sh.moe_layers * act_moe)
         working = max(working, work)
-    acts = chunks / v * acts + working
     s_local = m.seq_len // c
-    if sh.stage == 0 and m.dropout:  # the embedding's dropout mask, one per microbatch in flight
-        acts += s_local * micro * m.hidden / (t if sp else 1) * -(-chunks // v)
+    mask = s_local * micro * m.hidden / (t if sp else 1)  # the embedding's dropout mask
+    head = prec.activation_bytes / 2 * 4 * s_local * micro * m.hidden / t * (1 + m.vocab / m.hidden)
+    return acts, working, mask, head
+
+
+def _stage_memory(w: Workload, par: Parallel, micro: int, mbs: int, sh: StageShape) -> tuple[float, ...]:
+    """(params, grads, optimizer, activations, ZeRO-3 buffers) bytes of one device of stage ``sh``."""
+    return _stage_terms(w, par.pipeline, par.interleave, mbs,
+                        (sh, w.model_states(par, sh), w.stage_activations(par, micro, sh)))
+
+
+#: :func:`calc.pipeline.in_flight_chunks`, cached: a search asks for the same few stages, microbatch counts and
+#: interleavings for each of its thousands of configurations.
+_in_flight_chunks = lru_cache(maxsize=4096)(in_flight_chunks)
+
+
+def _stage_terms(w: Workload, p: int, v: int, mbs: int, part: tuple) -> tuple[float, ...]:
+    """:func:`_stage_memory` of one of :func:`memory_parts`'s ``(shape, model states, activations)`` for ``p`` stages
+    of ``v`` model chunks and ``mbs`` microbatches per step."""
+    sh, (params_b, grads_b, opt_b, buffers), (layers, working, mask, head) = part
+    chunks = _in_flight_chunks(sh.stage, p, mbs, v)
+    acts = chunks / v * layers + working
+    if sh.stage == 0 and w.m.dropout:  # the embedding's dropout mask, one per microbatch in flight
+        acts += mask * -(-chunks // v)
     if sh.stage == p - 1:  # the output layer: its input and the logits (Korthikanti et al. 2022 §4.3)
-        acts += prec.activation_bytes / 2 * 4 * s_local * micro * m.hidden / t * (1 + m.vocab / m.hidden)
+        acts += head
     return params_b, grads_b, opt_b, acts, buffers
 
 
@@ -997,12 +1025,16 @@ def _pipeline_time(w: Workload, par: Parallel, micro: int, lay) -> float:
     """PP seconds of one stage for one microbatch: per model chunk, the activation goes on (received from the
     stage before) and its gradient comes back, in the engine's blocking transfers (:data:`PIPELINE_SENDS`); each
     rank sends its 1/t (Megatron's scatter/gather, §4.1; DeepSpeed's ``PartitionedTensor``)."""
+    return PIPELINE_SENDS[par.pipeline_engine] * par.interleave * _pipeline_send(w, par, micro, lay)
+
+
+def _pipeline_send(w: Workload, par: Parallel, micro: int, lay) -> float:
+    """Seconds of one of :func:`_pipeline_time`'s transfers (0 without pipelining)."""
     p = par.pipeline
     if p == 1:
         return 0.0
     act_payload = micro * (w.m.seq_len // par.context) * w.m.hidden * w.prec.activation_bytes
-    return PIPELINE_SENDS[par.pipeline_engine] * par.interleave * \
-        w.collective("send-recv", ((lay.strides["pipeline"], p),), act_payload / par.tensor)
+    return w.collective("send-recv", ((lay.strides["pipeline"], p),), act_payload / par.tensor)
 
 
 def fp32_accumulation(w: Workload, par: Parallel) -> bool:
@@ -1124,15 +1156,31 @@ def _zero_time(par: Parallel, dp: _DataParallel, n_s: int, mw: _MicrobatchWork) 
         + _overlapped(ag + dp.zero_regather + rs, mw.backward, mw.slowdown)
 
 
-def _microbatch_time(w: Workload, par: Parallel, micro: int, arr: Arrangement, s: int) -> tuple:
-    """(shape, work, TP, CP, EP, PP, ZeRO, fp32 accumulation, total) of stage ``s`` for one microbatch (seconds)."""
+def _stage_pieces(w: Workload, par: Parallel, micro: int, arr: Arrangement, s: int) -> tuple:
+    """(shape, work, TP, CP, EP, ZeRO, fp32 accumulation) of stage ``s`` for one microbatch (seconds): all of
+    :func:`_microbatch_time` but the pipeline's sends."""
     sh = arr.shape(s)
     n_rec = recomputed_layers(par, sh.layers, s == 0)
-    mw, tp_s, cp_s, ep_s, pp_s, busy = w.model_parallel(par, micro, arr.layout, sh.layers, sh.moe_layers,
-                                                        s == par.pipeline - 1, n_rec)
+    mw, tp_s, cp_s, ep_s = w.model_parallel(par, micro, arr.layout, sh.layers, sh.moe_layers, s == par.pipeline - 1,
+                                            n_rec)
     z_s = _zero_time(par, w.data_parallel(par, arr.layout, sh), sh.layers, mw) if par.zero >= 2 else 0.0
     acc_s = _accumulate_time(w, par, sh)
-    return sh, mw, tp_s, cp_s, ep_s, pp_s, z_s, acc_s, busy + z_s + acc_s
+    return sh, mw, tp_s, cp_s, ep_s, z_s, acc_s
+
+
+def _microbatch_time(w: Workload, par: Parallel, micro: int, arr: Arrangement, s: int) -> tuple:
+    """(shape, work, TP, CP, EP, PP, ZeRO, fp32 accumulation, total) of stage ``s`` for one microbatch (seconds)."""
+    sh, mw, tp_s, cp_s, ep_s, z_s, acc_s = _stage_pieces(w, par, micro, arr, s)
+    pp_s = _pipeline_time(w, par, micro, arr.layout)
+    return sh, mw, tp_s, cp_s, ep_s, pp_s, z_s, acc_s, mw.compute + tp_s + cp_s + ep_s + pp_s + z_s + acc_s
+
+
+def _stage_time_parts(w: Workload, par: Parallel, micro: int, arr: Arrangement, s: int) -> tuple:
+    """What :func:`_microbatch_time`'s total is made of, apart from the interleaving: ``(compute + TP + CP + EP,
+    ZeRO, fp32 accumulation, one pipeline transfer)`` seconds; the total is
+    ``((first + sends·v·transfer) + ZeRO) + accumulation``, added in the order :func:`_microbatch_time` adds them."""
+    _, mw, tp_s, cp_s, ep_s, z_s, acc_s = _stage_pieces(w, par, micro, arr, s)
+    return mw.compute + tp_s + cp_s + ep_s, z_s, acc_s, _pipeline_send(w, par, micro, arr.layout)
 
 
 def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangement, s: int) -> StageCost:
@@ -1260,13 +1308,35 @@ def memory_total(w: Workload, par: Parallel, micro_batch: int,
     True
     """
     mbs = microbatches or check_combination(w.m, micro_batch, w.global_batch, w.hw, par)
+    return heaviest_stage(w, par.pipeline, par.interleave, mbs, memory_parts(w, par, micro_batch))
+
+
+def shared_by_interleavings(w: Workload, par: Parallel) -> bool:
+    """True when :func:`memory_parts` and :func:`time_parts` of ``par`` are those of every interleaving of its split:
+    they depend on the interleaving only through which layers each stage holds as MoE layers (when every k-th layer is
+    MoE, :meth:`Workload.arrangement`) and recomputes (``recompute_layers``, :func:`recomputed_layers`)."""
+    return par.recompute_layers is None and not (w.m.experts > 1 and w.m.moe_layer_freq > 1)
+
+
+def memory_parts(w: Workload, par: Parallel, micro_batch: int) -> tuple[tuple, ...]:
+    """Per stage that can need the most memory (:attr:`Arrangement.memory_kinds`): ``(shape, model states,
+    activations before the microbatches in flight multiply them)`` (:meth:`Workload.model_states`,
+    :meth:`Workload.stage_activations`), what :func:`heaviest_stage` weighs for any number of microbatches (and,
+    :func:`shared_by_interleavings`, of model chunks)."""
     arr = w.arrangement(par)
+    return tuple((sh, w.model_states(par, sh), w.stage_activations(par, micro_batch, sh))
+                 for sh in map(arr.shape, arr.memory_kinds))
+
+
+def heaviest_stage(w: Workload, p: int, v: int, mbs: int, parts: tuple[tuple, ...]) -> tuple[float, int, tuple]:
+    """:func:`memory_total` from :func:`memory_parts`, for ``p`` stages of ``v`` model chunks and ``mbs``
+    microbatches per step."""
     best, heaviest = -1.0, None
-    for s in arr.memory_kinds:
-        terms = _stage_memory(w, par, micro_batch, mbs, arr.shape(s))
+    for part in parts:
+        terms = _stage_terms(w, p, v, mbs, part)
         total = fsum(terms)
         if total > best:
-            best, heaviest = total, (s, terms)
+            best, heaviest = total, (part[0].stage, terms)
     return best + w.hw.reserve_bytes, heaviest[0], heaviest[1]
 
 
@@ -1317,16 +1387,39 @@ def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int, 
     >>> step_bound(w, par, 1, 256) <= estimate(w, par, 1).step_time_s
     True
     """
+    return bound_from_parts(par.pipeline_engine, par.interleave, microbatches, time_parts(w, par, micro_batch), above)
+
+
+def time_parts(w: Workload, par: Parallel, micro_batch: int) -> tuple:
+    """``(stages in the order step_bound times them, the stage each stands for, stage → parts)``: a stage's parts
+    (:func:`_stage_time_parts`) are made when first asked for and kept, and are those of every interleaving of the
+    split (:func:`shared_by_interleavings`), which only scales the pipeline's sends."""
     arr = w.arrangement(par)
     kinds = arr.kinds
+    known: dict[int, tuple] = {}
+
+    def parts(s: int) -> tuple:
+        got = known.get(s)
+        if got is None:
+            got = known[s] = _stage_time_parts(w, par, micro_batch, arr, s)
+        return got
+
+    return (kinds[-1], kinds[0], *kinds[1:-1]) if len(kinds) > 1 else kinds, arr.representative, parts
+
+
+def bound_from_parts(engine: str, v: int, microbatches: int, parts: tuple, above: float | None = None) -> float:
+    """:func:`step_bound` from :func:`time_parts`, for ``v`` model chunks and the pipeline engine ``engine``."""
+    order, representative, part = parts
+    sends = PIPELINE_SENDS[engine] * v
     times: dict[int, float] = {}
     t_max = 0.0
-    for s in (kinds[-1], kinds[0], *kinds[1:-1]) if len(kinds) > 1 else kinds:
-        t = times[s] = _microbatch_time(w, par, micro_batch, arr, s)[-1]
+    for s in order:
+        first, zero_s, accumulate_s, send_s = part(s)
+        t = times[s] = first + sends * send_s + zero_s + accumulate_s  # _microbatch_time's total, to the bit
         t_max = max(t_max, t)
         if above is not None and microbatches * t_max > above:
             return microbatches * t_max
-    return microbatches * t_max + (fsum([times[r] for r in arr.representative]) - t_max) / par.interleave
+    return microbatches * t_max + (fsum([times[r] for r in representative]) - t_max) / v
 
 
 def estimate(w: Workload, par: Parallel, micro_batch: int, every_stage: bool = False,

@@ -32,15 +32,16 @@ from __future__ import annotations
 import heapq
 import itertools
 from dataclasses import asdict, dataclass
-from functools import partial
+from functools import lru_cache, partial
 
 from .check import count
 from .errors import CalcError
 from .hardware import GIB
 from .model import FLASH, Model
 from .pipeline import stage_layers as _even_stage_layers
-from .plan import (Parallel, assemble, binding_term, check_combination, engine_layout_rule, estimate, interleave_room, memory_total,
-                   step_bound, step_floor, workload)
+from .plan import (Parallel, assemble, binding_term, bound_from_parts, check_combination, engine_layout_rule, estimate,
+                   heaviest_stage, interleave_room, memory_parts, memory_total, shared_by_interleavings, step_bound,
+                   step_floor, time_parts, workload)
 from .hardware import Hardware
 
 __all__ = ["SearchResult", "search", "MAX_TOP", "MAX_CONFIGURATIONS", "SEARCHED"]
@@ -61,7 +62,7 @@ _INTERLEAVE_MAX = 8
 SEARCHED = ("data", "tensor", "pipeline", "context", "expert", "zero", "sequence_parallel", "recompute",
             "interleave", "stage_layers", "micro_batch")
 _SCHEDULE = ("overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "zero3_gather", "recompute_layers",
-             "pipeline_engine")
+             "pipeline_engine", "rank_order")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,14 +84,16 @@ class SearchResult:
         return asdict(self)
 
 
-def _divisors(n: int, limit: int | None = None) -> list[int]:
-    """The divisors of ``n`` up to ``limit``, ascending, found in O(min(√n, limit)).
+@lru_cache(maxsize=1024)
+def _divisors(n: int, limit: int | None = None) -> tuple[int, ...]:
+    """The divisors of ``n`` up to ``limit``, ascending, found in O(min(√n, limit)) (cached: a search asks for the
+    microbatch sizes of every split).
 
     >>> _divisors(12), _divisors(12, 4), _divisors(10**12, 5)
-    ([1, 2, 3, 4, 6, 12], [1, 2, 3, 4], [1, 2, 4, 5])
+    ((1, 2, 3, 4, 6, 12), (1, 2, 3, 4), (1, 2, 4, 5))
     """
     if limit is not None and limit * limit < n:  # fewer steps up to the limit than up to √n
-        return [k for k in range(1, limit + 1) if n % k == 0]
+        return tuple(k for k in range(1, limit + 1) if n % k == 0)
     small, large = [], []
     k = 1
     while k * k <= n:
@@ -100,7 +103,7 @@ def _divisors(n: int, limit: int | None = None) -> list[int]:
                 large.append(n // k)
         k += 1
     out = small + large[::-1]
-    return out if limit is None else [x for x in out if x <= limit]
+    return tuple(out if limit is None else [x for x in out if x <= limit])
 
 
 def _summary(pl, rank: int, best) -> dict:
@@ -322,7 +325,14 @@ class _Search:
         per_replica = gb // (d * e)
         micros = self.axis("micro_batch", _divisors(per_replica, self.max_b))
         room = interleave_room(base.stage_layers or _even_stage_layers(m.layers, p))
-        splits = {1: base}  # each interleaving made once for every microbatch size
+        splits = {1: base}  # each interleaving made once for every microbatch size, when first needed
+
+        def par_of(v: int) -> Parallel:
+            got = splits.get(v)
+            if got is None:
+                got = splits[v] = split(v)
+            return got
+
         # For v > 1, memory_total() checks the combination first (check_combination). With the interleaving searched,
         # the filters here pass its rules that depend on v and the microbatch (v <= room, m a multiple of p, b
         # dividing the batch), so every v > 1 and microbatch of this split gets the same verdict: found by the
@@ -334,6 +344,7 @@ class _Search:
                                                if v == 1 or (p > 1 and room >= v and
                                                              not engine_layout_rule(base.pipeline_engine, layout, v))])
         plain = self.axis("interleave", [1])
+        share = shared_by_interleavings(self.w, base)
         for i, b in enumerate(micros):
             if per_replica % b:
                 self.refuse("combination", "global_batch is not a multiple of micro_batch × data × expert",
@@ -346,10 +357,13 @@ class _Search:
                 self.enumerated += len(vs)  # its compute alone is slower than every plan kept
                 self.pruned += len(vs)
                 continue
-            fits = [self.cost(splits.get(v) or splits.setdefault(v, split(v)), b, mbs, verdict) for v in vs
-                    if not self.full()]
-            if self.capped:
-                return
+            shared = {} if share else None  # what this microbatch size's interleavings share, made once
+            if self.enumerated + len(vs) < MAX_CONFIGURATIONS:  # the cap cannot bind within this microbatch size
+                fits = [self.cost(par_of, base, v, b, mbs, verdict, shared) for v in vs]
+            else:
+                fits = [self.cost(par_of, base, v, b, mbs, verdict, shared) for v in vs if not self.full()]
+                if self.capped:
+                    return
             if not any(fits) and i + 1 < len(micros) and "interleave" not in self.fixed:
                 larger = micros[i + 1:]
                 self.refuse("memory", "larger microbatches need more memory than one that does not fit",
@@ -359,43 +373,49 @@ class _Search:
                             "need more memory", n=len(larger))
                 return
 
-    def cost(self, par: Parallel, b: int, mbs: int, verdict: dict | None = None) -> bool:
+    def cost(self, par_of, base: Parallel, v: int, b: int, mbs: int, verdict: dict | None = None,
+             shared: dict | None = None) -> bool:
         """Check, then time a configuration that fits; keep it if it is among the fastest. True if it fits.
 
+        The configuration is ``par_of(v)``: ``base`` (the split with one model chunk per stage) with ``v`` chunks,
+        made only when something needs more than its degrees (its check, an example of a refusal, its estimate).
         ``verdict``, when given, holds (under ``"v"``) the outcome of :func:`calc.plan.check_combination` shared
-        by this split's interleaved configurations: None (it passes) or its CalcError.
+        by this split's interleaved configurations: None (it passes) or its CalcError. ``shared``: see
+        :meth:`memory` and :meth:`bound`.
         """
         w = self.w
         hw = w.hw
         self.enumerated += 1
-        checked, err = mbs if par.interleave == 1 else None, None
+        checked, err = mbs if v == 1 else None, None
         if checked is None and verdict is not None:
             if "v" not in verdict:
                 try:
-                    check_combination(w.m, b, w.global_batch, hw, par)
+                    check_combination(w.m, b, w.global_batch, hw, par_of(v))
                     verdict["v"] = None
                 except CalcError as refused:
                     verdict["v"] = refused
             checked, err = mbs, verdict["v"]
         if err is None:
             try:
-                total, stage, terms = memory_total(w, par, b, checked)
+                total, stage, terms = self.memory(par_of, base, v, b, checked, shared)
             except CalcError as refused:
                 err = refused
         if err is not None:
-            self.refusals.add("combination", err.rule, lambda: _plain(par) | {"micro_batch": b}, lambda: str(err))
+            self.refusals.add("combination", err.rule, lambda: _plain(par_of(v)) | {"micro_batch": b},
+                              lambda: str(err))
             return False
         if not total <= hw.memory_bytes:  # as memory().fits
             binding = binding_term(terms)
             self.refusals.add("memory", f"does not fit (largest term: {binding})",
-                              lambda: _plain(par) | {"micro_batch": b},
+                              lambda: _plain(par_of(v)) | {"micro_batch": b},
                               lambda: f"needs {total / GIB:.1f} GiB on stage {stage} > "
                               f"{hw.memory_bytes / GIB:.1f} GiB (largest term: {binding}; reserve "
                               f"{hw.reserve_bytes / GIB:.3g} GiB included)")
             return False
         self.feasible += 1
-        if len(self.best) == self.n_top and step_bound(w, par, b, mbs, -self.best[0][0]) > -self.best[0][0]:
+        if len(self.best) == self.n_top and self.bound(par_of, base, v, b, mbs, shared) > -self.best[0][0]:
             return True  # it fits, but its step is slower than every plan kept: it would not be kept either
+        par = par_of(v)
         est = estimate(w, par, b, microbatches=mbs)
         item = (-est.step_time_s, -total, -next(self.serial), par, b)
         if len(self.best) < self.n_top:
@@ -403,6 +423,24 @@ class _Search:
         elif item > self.best[0]:
             heapq.heapreplace(self.best, item)
         return True
+
+    def memory(self, par_of, base: Parallel, v: int, b: int, checked: int | None, shared: dict | None) -> tuple:
+        """:func:`calc.plan.memory_total` of ``par_of(v)``. ``shared``, when given, keeps the
+        :func:`calc.plan.memory_parts` of this split and microbatch size for its other interleavings
+        (:func:`calc.plan.shared_by_interleavings`): made once, each weighed as memory_total weighs it."""
+        if shared is None or checked is None:
+            return memory_total(self.w, par_of(v), b, checked)
+        parts = shared.get("memory") or shared.setdefault("memory", memory_parts(self.w, base, b))
+        return heaviest_stage(self.w, base.pipeline, v, checked, parts)
+
+    def bound(self, par_of, base: Parallel, v: int, b: int, mbs: int, shared: dict | None) -> float:
+        """:func:`calc.plan.step_bound` of ``par_of(v)`` above the slowest plan kept, from this split's shared
+        :func:`calc.plan.time_parts` when given (as :meth:`memory`)."""
+        above = -self.best[0][0]
+        if shared is None:
+            return step_bound(self.w, par_of(v), b, mbs, above)
+        parts = shared.get("time") or shared.setdefault("time", time_parts(self.w, base, b))
+        return bound_from_parts(base.pipeline_engine, v, mbs, parts, above)
 
     def result(self) -> SearchResult:
         plans, first = [], None

@@ -9,8 +9,9 @@ a cell either text or ``{"text", "href"}`` (a link the page builds as an
 ``<a>`` whose ``href`` is set as an attribute, never as markup), and ``"marked"``
 lists the rows the page highlights (:func:`compare_view`: where two plans differ).
 The atlas's view also has ``"launch"`` (each framework's export of the plan:
-:func:`calc.commands.export.launches`), the planner's ``"rows"`` (each ranked plan's
-``plan`` inputs, for its launch panel).
+:func:`calc.commands.export.launches`), the planner's ``"inputs"`` and ``"rows"`` (the first ranked
+plan's ``plan`` inputs, and each ranked plan's rank and the inputs where it differs from those, for its
+launch panel: :func:`row_inputs`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from .presets import ATLAS_DEFAULT, PRESETS
 from .plan import MEMORY_TERMS, term_title
 from .spec import spec_key
 
-__all__ = ["page_view", "PAGE_VIEWS", "atlas_query", "plan_inputs", "ATLAS_HREF", "pinned_inputs", "plan_spec",
+__all__ = ["page_view", "PAGE_VIEWS", "atlas_query", "plan_inputs", "row_inputs", "ATLAS_HREF", "pinned_inputs", "plan_spec",
            "compare_view", "MAX_PIN_CHARS"]
 
 #: Where the planner's links point, relative to the planner page (``tools/planner/``).
@@ -217,8 +218,22 @@ def search_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
     refused = _table(f"Why {units.format_count(result['refused_count'])} configurations were refused, by rule "
                      "(one example each)", ["Reason", "Configurations", "Example", "Example configuration"],
                      refusals, "lrll")
-    return {"figures": [], "tables": {"plans": plans, "refusals": refused},
-            "rows": [{"rank": pl["rank"], "inputs": plan_inputs(inputs, pl["parallel"])} for pl in result["plans"]]}
+    every = [plan_inputs(inputs, pl["parallel"]) for pl in result["plans"]]
+    first = every[0] if every else {}
+    # each row's plan inputs for the launch panel: the first row's in full, the others only where they differ (most
+    # fields are the search's own, the same in every row: written once, the answer stays well under 64 kB)
+    return {"figures": [], "tables": {"plans": plans, "refusals": refused}, "inputs": first,
+            "rows": [{"rank": pl["rank"], "inputs": {k: x for k, x in row.items() if first[k] != x}}
+                     for pl, row in zip(result["plans"], every)]}
+
+
+def row_inputs(view: Mapping, i: int) -> dict[str, str]:
+    """Every ``plan`` field of row ``i`` of :func:`search_view`'s view (the page's launch panel does the same).
+
+    >>> row_inputs({"inputs": {"zero": "1", "layers": "96"}, "rows": [{"rank": 1, "inputs": {"zero": "3"}}]}, 0)
+    {'zero': '3', 'layers': '96'}
+    """
+    return {**view["inputs"], **view["rows"][i]["inputs"]}
 
 
 _REFUSAL_KIND = {"memory": "memory: does not fit", "combination": "divisibility or an impossible combination"}

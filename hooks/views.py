@@ -29,7 +29,7 @@ from calc.api import COMMANDS, Command, run
 from calc.commands.export import launches
 from calc.export import TARGETS
 from calc.presets import presets_for
-from calc.views import page_view
+from calc.views import page_view, row_inputs
 
 from . import arguments, templates
 from .markers import Marker, MarkerError
@@ -170,7 +170,7 @@ def render_tool(cmd: Command, uid: str, inputs: dict[str, str], presets: list[st
     if cmd.name == "plan":
         extra = render_launch(view["launch"], uid)
     elif cmd.name == "search" and view["rows"]:
-        first = COMMANDS["plan"].parse(view["rows"][0]["inputs"])
+        first = COMMANDS["plan"].parse(row_inputs(view, 0))
         extra = render_launch(launches(first), uid, [r["rank"] for r in view["rows"]])
     pin = render_pin(uid) if cmd.name == "plan" else ""
     outputs = f"{render_results(cmd, result)}\n{pin}{render_view(view, uid)}\n{extra}"

@@ -1,5 +1,6 @@
-"""Timing of the engine: search at 1024 and 16,384 GPUs, the oversized search the cap stops, validate, and
-the inference calculator and infer-search (and the oversized one its budget stops).
+"""Timing of the engine: search at 1024 and 16,384 GPUs, the planner page's answer for 1024 GPUs, the oversized
+search the cap stops, validate, and the inference calculator and infer-search (and the oversized one its budget
+stops).
 
 Targets (issue 9 and 11): GPT-3 175B on 1024 GPUs <= 0.5 s, on 16,384 GPUs <= 2 s, the capped search
 <= 10 s, on CPython; no valid input runs for more than a few seconds (the budgeted infer-search <= 5 s).
@@ -45,6 +46,7 @@ def bench_search(repeats: int = 5) -> dict:
         out[f"search_175b_{n}gpus_considered"] = r.enumerated
         out[f"search_175b_{n}gpus_best_plan"] = {k: r.plans[0]["parallel"][k] for k in
                                                   ("data", "tensor", "pipeline", "zero", "micro_batch")}
+    out.update(bench_planner_answer(repeats))
     huge = model(7560, 5040, 5040, 1000, 2520, experts=83160, top_k=1)
     hw = hardware(8_648_640, profile_name="h100-sxm5-80gb", gpus_per_node=720)
     best, median, r = _timed(lambda: search(huge, 951_350_400, hw, top=10), 1)
@@ -55,6 +57,24 @@ def bench_search(repeats: int = 5) -> dict:
     out["validate_with_cross_validation_s"] = best
     out.update(bench_inference(repeats))
     return out
+
+
+def bench_planner_answer(repeats: int = 5) -> dict:
+    """The planner page's request for its GPT-3 175B preset (1024 GPUs), as its worker sends it: the search, the
+    answer's values, tables and rows serialised (:func:`calc.page.page_request`), on CPython; wall and CPU time (s)
+    and the answer's size in bytes (tests/test_search.py bounds it at 64,000)."""
+    import json
+
+    from calc.api import COMMANDS
+    from calc.page import page_request
+    from hooks.views import preset_inputs
+
+    request = json.dumps({"op": "evaluate", "command": "search", "inputs": preset_inputs(COMMANDS["search"],
+                                                                                        "gpt3-175b")})
+    best, median, answer = _timed(lambda: page_request(request), repeats)
+    return {"planner_answer_175b_1024gpus_best_s": best, "planner_answer_175b_1024gpus_median_s": median,
+            "planner_answer_175b_1024gpus_cpu_best_s": _timed(lambda: page_request(request), repeats, cpu=True)[0],
+            "planner_answer_175b_1024gpus_bytes": len(answer.encode())}
 
 
 def bench_inference(repeats: int = 5) -> dict:

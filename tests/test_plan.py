@@ -19,11 +19,14 @@ from calc.plan import (
     estimate,
     layout,
     memory,
+    memory_parts,
     memory_total,
     parallel,
     plan,
     step_bound,
     step_floor,
+    shared_by_interleavings,
+    time_parts,
     workload,
 )
 
@@ -347,6 +350,54 @@ def test_a_workload_answers_each_split_as_a_fresh_one_would():
                 fresh = workload(m, 512, HW)
                 assert estimate(shared, par, micro) == estimate(fresh, par, micro)
                 assert estimate(shared, par, micro, every_stage=True) == estimate(fresh, par, micro, every_stage=True)
+
+
+@pytest.mark.parametrize("m, base", [
+    (LLAMA, dict(data=2, tensor=8, pipeline=4)),
+    (LLAMA, dict(data=4, tensor=4, pipeline=4, zero=3, recompute="full", recompute_layers=1)),
+    (LLAMA, dict(data=4, tensor=4, pipeline=4, zero=2, sequence_parallel=True, pipeline_engine="megatron-2021")),
+    (model(16, 2048, 16, 32000, 4096, experts=8, top_k=2, moe_layer_freq=2),
+     dict(data=4, tensor=2, pipeline=4, expert=2, zero=1, recompute="full", recompute_layers=1)),
+])
+def test_parts_shared_by_the_interleavings_of_a_split_are_exact(m, base):
+    """A search costs one split at every interleaving; what the Workload keeps from one for the others (a stage's
+    activations before the chunks in flight multiply them, its time but the pipeline's sends) gives each exactly
+    what a fresh Workload gives, and step_bound is still m × the slowest stage + the bubble of the estimate."""
+    shared = workload(m, 512, HW)
+    for micro in (1, 2):
+        for v in (1, 2, 3, 4, 2, 1):
+            par = parallel(**base, interleave=v)
+            fresh = workload(m, 512, HW)
+            e = estimate(fresh, par, micro)
+            mbs = e.microbatches_per_step
+            assert memory_total(shared, par, micro, mbs) == memory_total(fresh, par, micro, mbs), (micro, v)
+            bound = step_bound(shared, par, micro, mbs)
+            assert bound == step_bound(fresh, par, micro, mbs), (micro, v)
+            assert bound == mbs * max(sc.time_per_microbatch_s for sc in e.stages) + e.bubble_time_s, (micro, v)
+            assert estimate(shared, par, micro) == e
+
+
+def test_interleavings_share_their_parts_exactly_when_shared_by_interleavings_says_so():
+    """memory_parts and time_parts are those of every interleaving of a split, as the search reuses them, unless which
+    layers a stage holds as MoE layers or recomputes changes with the chunks; those two cases do change them."""
+    moe = model(16, 2048, 16, 32000, 4096, experts=8, top_k=2, moe_layer_freq=2)
+    cases = ((LLAMA, dict(data=2, tensor=8, pipeline=4, zero=1, sequence_parallel=True), True),
+             (LLAMA, dict(data=4, tensor=4, pipeline=4, zero=3, recompute="full"), True),
+             (LLAMA, dict(data=4, tensor=4, pipeline=4, recompute="full", recompute_layers=3), False),
+             (moe, dict(data=4, tensor=2, pipeline=4, expert=2, zero=1), False))
+    for m, base, shared in cases:
+        w = workload(m, 512, HW)
+        one = parallel(**base)
+        differs = []
+        for v in (2, 3, 4):
+            par = parallel(**base, interleave=v)
+            assert shared_by_interleavings(w, par) == shared
+            order, _, parts = time_parts(w, par, 1)
+            same = memory_parts(w, par, 1) == memory_parts(w, one, 1) and \
+                [parts(s) for s in order] == [time_parts(w, one, 1)[2](s) for s in order]
+            assert same or not shared, (base, v)
+            differs.append(not same)
+        assert any(differs) != shared, base
 
 
 def test_flash_attention_keeps_full_recomputation_below_selective_at_long_context():

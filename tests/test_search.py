@@ -1,6 +1,7 @@
 """calc.search: only plans that fit, fastest first, refusals counted by rule, fixed axes, a bounded space."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -12,6 +13,8 @@ from calc.page import page_request
 from calc.plan import parallel, plan
 from calc.presets import PRESETS
 from calc.search import MAX_CONFIGURATIONS, search, stage_splits
+from calc.views import plan_inputs, row_inputs
+from hooks.views import preset_inputs
 
 LLAMA = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
 HW = hardware(64, profile_name="h100-sxm5-80gb")
@@ -60,7 +63,10 @@ def test_the_bound_after_the_memory_check_changes_no_answer(monkeypatch, m, gpus
     fast = search(m, batch, hw, top=10)
     skipped = fast.feasible - len(costed)
     monkeypatch.setitem(names, "step_bound", lambda *a: 0.0)
+    monkeypatch.setitem(names, "bound_from_parts", lambda *a: 0.0)  # the same bound from a split's shared parts
+    costed.clear()
     assert search(m, batch, hw, top=10) == fast and costed and skipped > fast.feasible // 2
+    assert len(costed) == fast.feasible  # with the bound off, every split that fits is costed
 
 
 #: Small searches of different shapes: dense with uneven splits and tied embeddings, standard attention, MoE with
@@ -86,11 +92,27 @@ def test_pruning_never_drops_a_plan_that_belongs_in_the_top(monkeypatch, m, hw, 
     names = search.__globals__  # the module search runs in (tests/test_hooks_entry.py imports calc afresh)
     pruned = search(m, batch, hw, top=top, fixed=fixed)
     monkeypatch.setitem(names, "step_bound", lambda *a: 0.0)
+    monkeypatch.setitem(names, "bound_from_parts", lambda *a: 0.0)  # the same bound from a split's shared parts
     assert search(m, batch, hw, top=top, fixed=fixed) == pruned
     monkeypatch.setitem(names, "step_floor", lambda *a: 0.0)
     everything = search(m, batch, hw, top=top, fixed=fixed)
     assert everything.pruned == 0 and everything.feasible >= pruned.feasible
     assert everything.plans == pruned.plans and len(pruned.plans) == min(top, everything.feasible) > 0
+
+
+@pytest.mark.parametrize("m, hw, batch, fixed", _SMALL + [
+    (LLAMA, HW, 512, {"recompute_layers": 2}),
+    (model(24, 2048, 16, 32000, 2048, experts=8, top_k=2, moe_layer_freq=2), hardware(32, profile_name="h100-sxm5-80gb"),
+     128, {"recompute": "full", "tp_comm_overlap": True}),
+])
+def test_what_interleavings_share_changes_no_answer(monkeypatch, m, hw, batch, fixed):
+    """A split's interleavings at one microbatch size share their memory and time parts (unless which layers are MoE
+    or recomputed depends on the chunks); the result, counts and refusals included, is what costing each
+    configuration on its own (memory_total, step_bound) gives."""
+    names = search.__globals__  # the module search runs in (tests/test_hooks_entry.py imports calc afresh)
+    shared = search(m, batch, hw, top=10, fixed=fixed)
+    monkeypatch.setitem(names, "shared_by_interleavings", lambda *a: False)
+    assert search(m, batch, hw, top=10, fixed=fixed) == shared and shared.plans
 
 
 @pytest.mark.parametrize("m, gpus, batch", [(LLAMA, 64, 512), (model(24, 2048, 16, 32000, 2048, experts=4, top_k=2), 16, 64)])
@@ -102,15 +124,19 @@ def test_interleaved_configurations_share_their_split_s_check_soundly(monkeypatc
     checks, unchecked = [], []
     check = names["check_combination"]
     monkeypatch.setitem(names, "check_combination", lambda *a: checks.append(1) or check(*a))
-    total = names["memory_total"]
+    searcher = names["_Search"]
+    cost = searcher.cost
 
-    def memory_total(w, par, b, microbatches=None):
-        if par.interleave > 1 and microbatches is not None:
+    def checked_cost(self, par_of, base, v, b, mbs, verdict=None, shared=None):
+        fits = cost(self, par_of, base, v, b, mbs, verdict, shared)
+        if v > 1 and verdict is not None and verdict["v"] is None:  # costed on its split's check
             unchecked.append(1)
-            assert check(w.m, b, w.global_batch, w.hw, par) == microbatches
-        return total(w, par, b, microbatches)
+            par = par_of(v)
+            assert par == replace(base, interleave=v)
+            assert check(self.w.m, b, self.w.global_batch, self.w.hw, par) == mbs
+        return fits
 
-    monkeypatch.setitem(names, "memory_total", memory_total)
+    monkeypatch.setattr(searcher, "cost", checked_cost)
     r = search(m, batch, hw, top=10)
     assert len(unchecked) > 2 * len(checks) > 0 and r.plans
 
@@ -262,6 +288,31 @@ def test_search_summary_is_small_and_counts_every_refusal():
     assert sum(g["count"] for g in full["refused_summary"]) == full["refused_count"] > 0
     answer = page_request(json.dumps({"op": "evaluate", "command": "search", "inputs": inputs}))
     assert len(answer) < 64_000
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_the_planner_s_answer_holds_every_field_the_page_reads(preset):
+    """What the planner page reads of its answer is there: every result's JSON text as the CLI prints it and its
+    text (calc-mount.mjs), the two tables (calc-view.mjs), and each row's rank and, over the first row's inputs,
+    its own where they differ (calc-launch.mjs): every plan field of that plan, the launch request's inputs."""
+    inputs = preset_inputs(COMMANDS["search"], preset)
+    answer = json.loads(page_request(json.dumps({"op": "evaluate", "command": "search", "inputs": inputs})))
+    result = evaluate("search", inputs)
+    keys = [r.key for r in COMMANDS["search"].results]
+    assert answer["ok"] and list(answer["values"]) == list(answer["text"]) == keys
+    assert all(answer["values"][k] == json.dumps(result[k]) for k in keys)
+    view = answer["view"]
+    assert view["figures"] == [] and set(view["tables"]) == {"plans", "refusals"}
+    for t in view["tables"].values():
+        assert t["caption"] and len(t["head"]) == len(t["align"]) and all(len(r) == len(t["head"]) for r in t["rows"])
+    assert len(view["tables"]["plans"]["rows"]) == len(view["rows"]) == len(result["plans"]) > 0
+    plan_fields = [p.name for p in COMMANDS["plan"].params]
+    assert list(view["inputs"]) == plan_fields and view["rows"][0]["inputs"] == {}
+    for i, (row, pl) in enumerate(zip(view["rows"], result["plans"])):
+        assert row["rank"] == pl["rank"]
+        assert all(view["inputs"][k] != x for k, x in row["inputs"].items())  # only what differs is sent
+        assert row_inputs(view, i) == plan_inputs(inputs, pl["parallel"])
+        assert evaluate("plan", row_inputs(view, i))["step_time_s"] == pl["step_time_s"]
 
 
 def test_a_fixed_recompute_layers_is_kept_and_fixes_full_recomputation():

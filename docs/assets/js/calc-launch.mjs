@@ -3,8 +3,9 @@
 // shown at a time, and a copy button.
 //
 // The atlas's answer carries its launch settings (view.launch: calc.views.plan_view); the planner
-// asks for the row chosen (the answer's view.rows holds each row's inputs) with {op: "launch"}
-// (calc.commands.export.launches). Only the answer to the latest request is shown; a
+// asks for the row chosen with {op: "launch"} (calc.commands.export.launches): its inputs are the answer's
+// view.inputs (the first row's) with the row's own (view.rows[i].inputs, where it differs) over them, as
+// calc.views.row_inputs reads them. Only the answer to the latest request is shown; a
 // framework that cannot run the plan shows calc's one line instead of any text, and while the plan
 // itself is not current the panel says so and nothing can be copied. Text goes in with textContent.
 import { request } from "./calc-runtime.mjs";
@@ -39,7 +40,8 @@ export function mountLaunch(root, signal) {
   const row = panel.querySelector("[data-launch-row]");
   const copy = panel.querySelector("[data-launch-copy]");
   const copied = panel.querySelector("[data-launch-copied]");
-  let rows = null; // the planner's rows: [{rank, inputs}]
+  let rows = null; // the planner's rows: [{rank, inputs}], each inputs only where it differs from `shared`
+  let shared = {};
   let latest = 0;
 
   const shown = () => panel.querySelector(`[data-launch-panel="${CSS.escape(to.value)}"]`);
@@ -93,12 +95,13 @@ export function mountLaunch(root, signal) {
     if (rows.length === 0) {
       latest++;
       showNone("No configuration fits: there is no plan to launch.");
-    } else refresh(rows[Number(row.value)].inputs);
+    } else refresh({ ...shared, ...rows[Number(row.value)].inputs });
   }
 
-  function showRows(next) {
+  function showRows(next, inputs) {
     const keep = Math.min(Number(row.value) || 0, Math.max(next.length - 1, 0));
     rows = next;
+    shared = inputs;
     row.replaceChildren(...next.map((r, i) => {
       const option = document.createElement("option");
       option.value = String(i);
@@ -128,7 +131,7 @@ export function mountLaunch(root, signal) {
         latest++;
         showLaunch(answer.view.launch);
       } else if (row) {
-        showRows(answer.view?.rows ?? []);
+        showRows(answer.view?.rows ?? [], answer.view?.inputs ?? {});
         chooseRow();
       }
     },
