@@ -61,7 +61,7 @@ _INTERLEAVE_MAX = 8
 SEARCHED = ("data", "tensor", "pipeline", "context", "expert", "zero", "sequence_parallel", "recompute",
             "interleave", "stage_layers", "micro_batch")
 _SCHEDULE = ("overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "zero3_gather", "recompute_layers",
-             "pipeline_engine")
+             "pipeline_engine", "rank_order")
 
 
 @dataclass(frozen=True, slots=True)
