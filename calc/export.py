@@ -15,6 +15,7 @@ data, the optimizer's hyper-parameters and the launcher stay the reader's):
   layout (``--num-virtual-stages-per-pipeline-rank`` when every stage and chunk holds as
   many layers, ``--decoder-first/last-pipeline-num-layers`` when only the end stages
   differ, else ``--pipeline-model-parallel-layout``, which places every layer exactly);
+  ``--use-tp-pp-dp-mapping`` when the replicas are outermost (``rank_order``);
   ``--sequence-parallel``; recomputation (selective: the attention core; full:
   ``uniform`` over one layer, so each layer's input is kept; ``recompute_layers`` N:
   ``--recompute-method block --recompute-num-layers N``, the first N layers of each model
@@ -115,6 +116,13 @@ def _check_fits(plan: Plan) -> None:
         raise CalcError("parallel", f"a split whose most loaded GPU fits in its memory "
                         f"({format_bytes(mem.capacity_bytes, 'iec')}): an export is a plan to run",
                         f"{format_bytes(mem.total_bytes, 'iec')} per GPU on pipeline stage {mem.stage}")
+
+
+def _pipeline_outermost(plan: Plan, target: Target) -> None:
+    """torchtitan's device mesh and DeepSpeed's topology put the pipeline stages outermost, always."""
+    if plan.parallel.rank_order != "tp-cp-ep-dp-pp":
+        raise _refuse("rank_order", "tp-cp-ep-dp-pp", target, "its ranks always put the pipeline stages outermost",
+                      plan.parallel.rank_order)
 
 
 def _current_engine(plan: Plan, target: Target) -> None:
@@ -261,6 +269,7 @@ def megatron(plan: Plan, m: Model, precision: str) -> Launch:
     pairs: list[tuple[str, object]] = [("--tensor-model-parallel-size", t), ("--pipeline-model-parallel-size", p),
                                        ("--context-parallel-size", c), ("--expert-model-parallel-size", par.expert)]
     pairs += _megatron_layout(plan.layers_per_stage, par.interleave)
+    pairs += [("--use-tp-pp-dp-mapping", None)] if par.rank_order == "tp-cp-ep-pp-dp" else []
     pairs += [("--sequence-parallel", None)] if sp else []
     if par.tp_comm_overlap and t > 1:
         if not sp:
@@ -328,6 +337,7 @@ def _module_names(plan: Plan, m: Model) -> list[list[str]]:
 def _torchtitan_check(plan: Plan, m: Model, precision: str, target: Target) -> None:
     par = plan.parallel
     t, p, c, e, z = par.tensor, par.pipeline, par.context, par.expert, par.zero
+    _pipeline_outermost(plan, target)
     if precision not in _TORCHTITAN_PRECISION:
         raise _refuse("precision", "bf16-adam, megatron-bf16 or fp32-adam", target,
                       "its mixed precision runs in bfloat16 or float32", precision)
@@ -417,6 +427,7 @@ def _deepspeed_structure(plan: Plan, m: Model, ds: Target, mds: Target) -> None:
     """Refuse the splits Megatron-DeepSpeed and DeepSpeed's engines do not run."""
     par = plan.parallel
     t, p, z = par.tensor, par.pipeline, par.zero
+    _pipeline_outermost(plan, ds)
     if par.context > 1:
         raise _refuse("context_parallel", "1", mds, "its sequence parallelism is Ulysses' all-to-all of heads, "
                       "not ring attention", par.context)

@@ -126,6 +126,7 @@ __all__ = [
     "engine_layout_rule",
     "interleave_room",
     "RANK_ORDER",
+    "RANK_ORDERS",
     "SERVING_RANK_ORDER",
     "MAX_LISTED_RANKS",
     "MAX_GPUS",
@@ -152,6 +153,12 @@ __all__ = [
 #: commit cb5e611d74 ``megatron/mpu/initialize.py``; microsoft/DeepSpeed ``runtime/pipe/topology.py``;
 #: pytorch/torchtitan ``torchtitan/distributed/parallel_dims.py``.
 RANK_ORDER = ("pipeline", "data", "expert", "context", "tensor")
+#: ``parallel.rank_order``, in Megatron-Core's notation (innermost first), and the axes it gives, outermost first:
+#: its default, and ``--use-tp-pp-dp-mapping`` (data-parallel replicas outermost), which is also Llama 3's
+#: ``[TP, CP, PP, DP]`` (Dubey et al. 2024 §3.3.2). Source: NVIDIA/Megatron-LM ``megatron/training/initialize.py``
+#: (``order='tp-cp-ep-dp-pp' if not args.use_tp_pp_dp_mapping else 'tp-cp-ep-pp-dp'``).
+RANK_ORDERS = MappingProxyType({"tp-cp-ep-dp-pp": RANK_ORDER,
+                                "tp-cp-ep-pp-dp": ("data", "pipeline", "expert", "context", "tensor")})
 #: Serving replicas are independent deployments, outermost (a vLLM or TensorRT-LLM instance puts its pipeline
 #: stages outside its tensor groups); :mod:`calc.inference` lays its ranks out so.
 SERVING_RANK_ORDER = ("data", "pipeline", "context", "expert", "tensor")
@@ -243,6 +250,8 @@ class Parallel:
     #: the GEMMs), ``megatron-2021`` (the same, gradients added in a pass of their own) or ``deepspeed``
     #: (:data:`PIPELINE_SENDS`, :func:`accumulation_bytes`)
     pipeline_engine: str = "megatron"
+    #: how ranks are laid out (:data:`RANK_ORDERS`): pipeline stages outermost (the default) or replicas outermost
+    rank_order: str = "tp-cp-ep-dp-pp"
 
 
 def _flag(name: str, value: object) -> bool:
@@ -256,7 +265,8 @@ def parallel(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1
              interleave: int = 1, stage_layers: tuple[int, ...] | list[int] | None = None,
              overlap_grad_reduce: bool = True, overlap_param_gather: bool = False,
              tp_comm_overlap: bool = False, zero3_gather: str = "layer",
-             recompute_layers: int | None = None, pipeline_engine: str = "megatron") -> Parallel:
+             recompute_layers: int | None = None, pipeline_engine: str = "megatron",
+             rank_order: str = "tp-cp-ep-dp-pp") -> Parallel:
     """Check each value on its own (combinations are checked by :func:`check_combination`).
 
     ``recompute_layers`` (only with ``recompute`` full) is Megatron-LM's block method,
@@ -283,10 +293,12 @@ def parallel(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1
     recompute_layers = check_recompute_layers(recompute_layers, recompute, maximum=10**6)
     if pipeline_engine not in PIPELINE_ENGINES:
         raise CalcError("pipeline_engine", "one of " + ", ".join(PIPELINE_ENGINES), pipeline_engine)
+    if rank_order not in RANK_ORDERS:
+        raise CalcError("rank_order", "one of " + ", ".join(RANK_ORDERS), rank_order)
     return Parallel(*degrees, z, _flag("sequence_parallel", sequence_parallel), recompute, v, layers,
                     _flag("overlap_grad_reduce", overlap_grad_reduce),
                     _flag("overlap_param_gather", overlap_param_gather), _flag("tp_comm_overlap", tp_comm_overlap),
-                    zero3_gather, recompute_layers, pipeline_engine)
+                    zero3_gather, recompute_layers, pipeline_engine, rank_order)
 
 
 def recomputed_layers(par: Parallel, n_s: int, first: bool) -> int:
@@ -576,7 +588,7 @@ class Workload:
         """The layout of ``par`` and what each kind of stage holds (cached per layout; the interleaving
         changes it only when which layers are MoE depends on where each chunk starts)."""
         v = par.interleave if self.m.experts > 1 and self.m.moe_layer_freq > 1 else 1
-        key = (par.tensor, par.expert, par.context, par.pipeline, v, par.stage_layers)
+        key = (par.tensor, par.expert, par.context, par.pipeline, v, par.stage_layers, par.rank_order)
         if key not in self._arrangements:
             self._arrangements[key] = _arrange(self, par)
         return self._arrangements[key]
@@ -622,7 +634,7 @@ class Workload:
         whatever the microbatch, interleaving and sequence parallelism)."""
         n_rec = recomputed_layers(par, sh.layers, sh.stage == 0) if par.recompute == "full" else 0
         key = (par.zero, par.zero3_gather, n_rec, par.data, par.tensor, par.pipeline, par.context,
-               par.expert, sh.layers, sh.dense_params, sh.expert_params, par.pipeline_engine)
+               par.expert, sh.layers, sh.dense_params, sh.expert_params, par.pipeline_engine, par.rank_order)
         got = self._data_parallel.get(key)
         if got is None:
             got = self._data_parallel[key] = _data_parallel(self, par, lay, sh, n_rec)
@@ -666,8 +678,8 @@ def _chunk_sizes(n: int, v: int, first: bool) -> list[int]:
     return sizes[::-1] if first else sizes
 
 
-def layout(m: Model, par: Parallel, order: tuple[str, ...] = RANK_ORDER) -> Layout:
-    """Layers per stage and rank strides (``order``, outermost first: :data:`RANK_ORDER` for training).
+def layout(m: Model, par: Parallel, order: tuple[str, ...] | None = None) -> Layout:
+    """Layers per stage and rank strides (``order``, outermost first; by default ``par.rank_order``'s).
 
     Without ``stage_layers`` the split is :func:`calc.pipeline.stage_layers`'s.
 
@@ -680,7 +692,7 @@ def layout(m: Model, par: Parallel, order: tuple[str, ...] = RANK_ORDER) -> Layo
     t, e, c = par.tensor, par.expert, par.context
     sizes = {"tensor": t, "context": c, "expert": e, "data": par.data, "pipeline": p}
     strides, stride = {}, 1
-    for axis in reversed(order):  # innermost first: each axis strides over every axis inside it
+    for axis in reversed(order or RANK_ORDERS[par.rank_order]):  # innermost first: each axis strides over every axis inside it
         strides[axis] = stride
         stride *= sizes[axis]
     uneven = ""
@@ -1707,5 +1719,5 @@ def assemble(w: Workload, par: Parallel, micro_batch: int) -> Plan:
         lay.stage_layers, lay.uneven, stages, est.memory, communications(w, par, est, lay), est.compute_time_s,
         est.exposed_communication_s, est.bubble_time_s, est.optimizer_time_s, step, (p - 1) / (v * mbs),
         est.bubble_time_s / step, w.global_batch * m.seq_len / step, w.model_flops, hw_flops, w.model_flops / util,
-        hw_flops / util, w.model_flops / (step * hw.gpus), days, RANK_ORDER, dict(lay.strides), ranks,
+        hw_flops / util, w.model_flops / (step * hw.gpus), days, RANK_ORDERS[par.rank_order], dict(lay.strides), ranks,
     )

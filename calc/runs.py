@@ -167,13 +167,14 @@ _RUNS += [
          "the optimizer states and gradients but does not reshard the weights after the forward pass = ZeRO-2, "
          "reducing in the weights' bf16 (PyTorch FSDP's MixedPrecision default reduce_dtype; the paper does not "
          "say) = bf16-adam; no recomputation (§3.3.2: 8K sequences without activation checkpointing); no dropout "
-         "(the Llama architecture has none: meta-llama/llama3 llama/model.py)",
+         "(the Llama architecture has none: meta-llama/llama3 llama/model.py); ranks in the order [TP, CP, PP, DP] "
+         "(§3.3.2), replicas outermost",
          model={"layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8, "ffn_hidden": 53248,
                 "gated_mlp": True, "vocab": 128256, "seq_len": seq, "dropout": False},
          batch={"micro_batch": 1, "global_batch": 16 * 2**20 // seq},
          hardware={"profile": "h100-sxm5-80gb", "gpus": n},
          parallel={"data": d, "tensor": t, "context": c, "pipeline": p, "interleave": 8, "zero": 2,
-                   "sequence_parallel": True, "stage_layers": [7] + [8] * 14 + [7]},
+                   "sequence_parallel": True, "stage_layers": [7] + [8] * 14 + [7], "rank_order": "tp-cp-ep-pp-dp"},
          training={"precision": "bf16-adam"})
     for i, (n, t, c, p, d, seq, x) in enumerate(_L3)
 ]

@@ -55,6 +55,7 @@ CASES = [
     ("megatron", "llama3-8b", {"precision": "fp16-adam", "attention": "standard", "recompute": "full"}),
     ("megatron", "llama3-8b", {"data_parallel": 2, "context_parallel": 2, "precision": "fp32-adam"}),
     ("megatron", "mixtral-8x7b", {}),
+    ("megatron", "gpt3-175b", {"rank_order": "tp-cp-ep-pp-dp"}),
     ("torchtitan", "llama3-8b", {"zero": 3}),
     ("torchtitan", "llama3-8b", {"zero": 0, "data_parallel": 8, "tensor_parallel": 1, "sequence_parallel": "false", "layers": 8}),
     ("torchtitan", "llama3-8b", {"zero": 3, "data_parallel": 2, "pipeline_parallel": 2, "interleave": 2, "recompute": "full"}),
@@ -377,6 +378,18 @@ def test_megatron_refusals(changes, param):
     with pytest.raises(CalcError, match="Megatron-LM core_v0.15.3") as e:
         megatron_args(preset="llama3-8b", **changes)
     assert e.value.param == param
+
+
+def test_rank_order_is_megatron_s_mapping_flag_and_refused_where_the_order_is_fixed():
+    """Replicas outermost is Megatron-LM's --use-tp-pp-dp-mapping; torchtitan's mesh and DeepSpeed's topology always
+    put the pipeline outermost, so they refuse it, naming rank_order."""
+    assert "--use-tp-pp-dp-mapping" not in megatron_args()
+    assert "--use-tp-pp-dp-mapping" in megatron_args(rank_order="tp-cp-ep-pp-dp")
+    for framework in ("torchtitan", "deepspeed"):
+        with pytest.raises(CalcError) as e:
+            export(framework, inputs("llama3-8b", zero=3 if framework == "torchtitan" else 1,
+                                     rank_order="tp-cp-ep-pp-dp"))
+        assert e.value.param == "rank_order" and "pipeline stages outermost" in str(e.value)
 
 
 def test_megatron_text_is_the_arguments_with_the_version_and_world_size():

@@ -502,6 +502,21 @@ def test_rank_groups_are_megatron_s():
     assert {tuple(g) for g in groups.values()} == megatron and d == 8
 
 
+def test_replicas_outermost_is_the_other_rank_order():
+    """rank_order tp-cp-ep-pp-dp lays the pipeline inside the replicas (Megatron's --use-tp-pp-dp-mapping, Llama 3):
+    consecutive stages sit t ranks apart, in one node here, and a data-parallel group takes one GPU per node."""
+    pl = plan(LLAMA, 1, 512, HW, parallel(16, 2, 2, rank_order="tp-cp-ep-pp-dp"))
+    assert pl.rank_order == ("data", "pipeline", "expert", "context", "tensor")
+    assert pl.rank_strides == {"data": 4, "pipeline": 2, "expert": 2, "context": 2, "tensor": 1}
+    assert pl.ranks[2][1:3] == (0, 1) and pl.ranks[4][1:3] == (1, 0)
+    sends = {c.collective: c for c in pl.communications if c.strategy in ("pipeline", "data")}
+    default = plan(LLAMA, 1, 512, HW, parallel(16, 2, 2))
+    other = {c.collective: c for c in default.communications if c.strategy in ("pipeline", "data")}
+    assert sends["send-recv"].intra_node and not other["send-recv"].intra_node
+    with pytest.raises(CalcError, match="rank_order must be one of tp-cp-ep-dp-pp, tp-cp-ep-pp-dp, got 'dp-tp'"):
+        parallel(rank_order="dp-tp")
+
+
 def test_large_clusters_do_not_list_ranks():
     """Beyond 1024 GPUs the coordinates follow from rank_strides instead of a list."""
     pl = plan(LLAMA, 1, 2048, hardware(2048, profile_name="h100-sxm5-80gb"), parallel(256, 8, sequence_parallel=True))

@@ -103,6 +103,10 @@ _SCHEDULE = (
           choices=_plan.PIPELINE_ENGINES, section="parallel",
           help="megatron-2021: a gradient add per microbatch; deepspeed: also four blocking sends per microbatch, "
                "no interleaving, and with fp32 gradients (megatron-bf16) its BF16_Optimizer."),
+    Param("rank_order", "choice", "Rank order, innermost first", default="tp-cp-ep-dp-pp",
+          choices=tuple(_plan.RANK_ORDERS), section="parallel",
+          help="tp-cp-ep-dp-pp: Megatron-LM's default, pipeline stages outermost; tp-cp-ep-pp-dp: replicas outermost "
+               "(Megatron-LM's --use-tp-pp-dp-mapping, Llama 3's order)."),
 )
 _SPEC_PARALLEL = _PARALLEL_DEGREES + _SCHEDULE
 _SPEC_TRAINING = (
@@ -136,7 +140,7 @@ def _spec_parallel(v: dict) -> _plan.Parallel:
     return _plan.parallel(*(v[f"{a}_parallel"] for a in AXES), v["zero"],
                           v["sequence_parallel"], v["recompute"], v["interleave"], v["stage_layers"],
                           v["overlap_grad_reduce"], v["overlap_param_gather"], v["tp_comm_overlap"],
-                          v["zero3_gather"], v["recompute_layers"], v["pipeline_engine"])
+                          v["zero3_gather"], v["recompute_layers"], v["pipeline_engine"], v["rank_order"])
 
 
 def _compute_plan(v: dict) -> dict:
@@ -237,7 +241,8 @@ def _compute_device_memory(v: dict) -> dict:
     hw = _spec_hardware(v | {"gpus": gpus}, gpus)
     w = _plan.workload(_spec_model(v), per_step * mbs, hw, v["precision"])
     par = _spec_parallel(v | {"overlap_grad_reduce": True, "overlap_param_gather": False, "tp_comm_overlap": False,
-                              "zero3_gather": "layer", "pipeline_engine": "megatron"})
+                              "zero3_gather": "layer", "pipeline_engine": "megatron",
+                              "rank_order": "tp-cp-ep-dp-pp"})
     mem = asdict(_plan.memory(w, par, v["micro_batch"]))
     shape = w.arrangement(par).shape(mem["stage"])
     return {**mem, "gpus": gpus, "microbatches": mbs, "params_per_device": shape.dense_params + shape.expert_params,
