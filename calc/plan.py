@@ -398,13 +398,14 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
     if v > 1 and par.pipeline_engine == "deepspeed":
         raise CalcError("interleave", "1 with pipeline_engine deepspeed (its TrainSchedule has no model chunks)", v)
     check_interleave(p, mbs, v, microbatches_given=False)
-    broken = engine_layout_rule(par.pipeline_engine, par.stage_layers or _even_stage_layers(m.layers, p), v)
+    per_stage = par.stage_layers or _even_stage_layers(m.layers, p)
+    broken = engine_layout_rule(par.pipeline_engine, per_stage, v)
     if broken:
-        raise CalcError(*broken)
+        raise broken
     if par.recompute_layers is not None:
-        check_recompute_fits(par.recompute_layers, -(-max(par.stage_layers or _even_stage_layers(m.layers, p)) // v))
+        check_recompute_fits(par.recompute_layers, -(-max(per_stage) // v))
     if v > 1:
-        room = interleave_room(par.stage_layers or _even_stage_layers(m.layers, p))
+        room = interleave_room(per_stage)
         if room < v:
             raise CalcError("interleave", f"at most {room}: every model chunk needs a layer "
                             "(the first and the last stage may give one chunk to the embedding or the output layer)",
@@ -416,9 +417,9 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
     return mbs
 
 
-def engine_layout_rule(engine: str, stage_layers: tuple[int, ...], interleave: int) -> tuple[str, str, object] | None:
+def engine_layout_rule(engine: str, stage_layers: tuple[int, ...], interleave: int) -> CalcError | None:
     """The rule of ``engine`` that layers per stage ``stage_layers`` with ``interleave`` model chunks per stage break,
-    as ``(parameter, rule, value)``; None when the engine can build that layout.
+    as the :class:`CalcError` to raise; None when the engine can build that layout.
 
     ``megatron-2021`` (Megatron-LM of 2021, the SC21 runs) builds only even layouts: ``ParallelTransformer``
     asserts that the layers divide by the pipeline stages, gives every chunk ``l/(p·v)`` layers, and
@@ -428,22 +429,24 @@ def engine_layout_rule(engine: str, stage_layers: tuple[int, ...], interleave: i
     (August 2021), ``megatron/arguments.py`` (``validate_args``) and ``megatron/model/transformer.py``
     (``ParallelTransformer.__init__``).
 
-    >>> engine_layout_rule("megatron-2021", (18, 18), 2)
-    ('interleave', '1 with pipeline_engine megatron-2021 unless pipeline_parallel > 2', 2)
-    >>> engine_layout_rule("megatron-2021", (9, 9, 9, 9), 2)
-    ('interleave', 'a divisor of the layers per stage (9) with pipeline_engine megatron-2021', 2)
-    >>> engine_layout_rule("megatron-2021", (7, 8, 8, 7), 1), engine_layout_rule("megatron", (7, 8, 8, 7), 2)
-    (('stage_layers', 'the same layers on every stage with pipeline_engine megatron-2021', [7, 8, 8, 7]), None)
+    >>> str(engine_layout_rule("megatron-2021", (18, 18), 2))
+    'interleave must be 1 with pipeline_engine megatron-2021 unless pipeline_parallel > 2, got 2'
+    >>> str(engine_layout_rule("megatron-2021", (9, 9, 9, 9), 2))
+    'interleave must be a divisor of the layers per stage (9) with pipeline_engine megatron-2021, got 2'
+    >>> str(engine_layout_rule("megatron-2021", (7, 8, 8, 7), 1)), engine_layout_rule("megatron", (7, 8, 8, 7), 2)
+    ('stage_layers must be the same layers on every stage with pipeline_engine megatron-2021, got [7, 8, 8, 7]', None)
     """
     if engine != "megatron-2021":
         return None
     p, n = len(stage_layers), stage_layers[0]
     if any(k != n for k in stage_layers):
-        return "stage_layers", "the same layers on every stage with pipeline_engine megatron-2021", list(stage_layers)
+        return CalcError("stage_layers", "the same layers on every stage with pipeline_engine megatron-2021",
+                         list(stage_layers))
     if interleave > 1 and p <= 2:
-        return "interleave", "1 with pipeline_engine megatron-2021 unless pipeline_parallel > 2", interleave
+        return CalcError("interleave", "1 with pipeline_engine megatron-2021 unless pipeline_parallel > 2", interleave)
     if n % interleave:
-        return "interleave", f"a divisor of the layers per stage ({n}) with pipeline_engine megatron-2021", interleave
+        return CalcError("interleave", f"a divisor of the layers per stage ({n}) with pipeline_engine megatron-2021",
+                         interleave)
     return None
 
 

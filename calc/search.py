@@ -306,8 +306,7 @@ class _Search:
             broken = engine_layout_rule(engine, split or _even_stage_layers(m.layers, p), 1)
             if broken:
                 layer_splits.remove(split)
-                self.refuse("combination", f"{broken[0]} must be {broken[1]}", _family(t, p, c, e, d),
-                            f"{broken[0]} must be {broken[1]}, got {broken[2]}")
+                self.refuse("combination", f"{broken.param} must be {broken.rule}", _family(t, p, c, e, d), str(broken))
         for z, sp, recompute, split in itertools.product(
                 self.axis("zero", [0, 1, 2, 3]), self.axis("sequence_parallel", sps),
                 self.axis("recompute", recomputes), layer_splits):
@@ -324,7 +323,8 @@ class _Search:
         t, p, c, e, d = base.tensor, base.pipeline, base.context, base.expert, base.data
         per_replica = gb // (d * e)
         micros = self.axis("micro_batch", _divisors(per_replica, self.max_b))
-        room = interleave_room(base.stage_layers or _even_stage_layers(m.layers, p))
+        layout = base.stage_layers or _even_stage_layers(m.layers, p)
+        room = interleave_room(layout)
         splits = {1: base}  # each interleaving made once for every microbatch size, when first needed
 
         def par_of(v: int) -> Parallel:
@@ -339,7 +339,6 @@ class _Search:
         # first, then reused. With it fixed, each is checked.
         verdict = None if "interleave" in self.fixed else {}
         # the interleavings tried: every v the stages admit when the microbatches are a multiple of the stages, else 1
-        layout = base.stage_layers or _even_stage_layers(m.layers, p)
         interleaved = self.axis("interleave", [v for v in range(1, _INTERLEAVE_MAX + 1)
                                                if v == 1 or (p > 1 and room >= v and
                                                              not engine_layout_rule(base.pipeline_engine, layout, v))])
