@@ -22,11 +22,13 @@ data, the optimizer's hyper-parameters and the launcher stay the reader's):
   chunk); micro and global batch;
   ZeRO-1 as the distributed optimizer and ZeRO-2/3 as Megatron-FSDP
   (``--data-parallel-sharding-strategy optim_grads`` / ``optim_grads_params``); the
-  overlap switches; the precision and the attention kernel.
+  overlap switches; the precision and the attention kernel (eager element-wise kernels refused:
+  Megatron's layers fuse them).
 - **torchtitan** (:func:`torchtitan`): the TOML tables ``[parallelism]``,
   ``[activation_checkpoint]`` (``recompute_layers`` as its every-k-th-block option ``"k"`` when
-  some ``k`` recomputes as many layers per stage, else refused), ``[training]`` (and ``[compile]``
-  for async TP). Data
+  some ``k`` recomputes as many layers per stage, else refused), ``[training]`` and ``[compile]``
+  (enabled for the plan's fused element-wise kernels: torchtitan fuses them by compiling; eager
+  kernels leave it off and refuse async TP, which runs only compiled). Data
   parallelism is DDP (ZeRO 0, only when nothing else is split: torchtitan's DDP "has not
   supported > 1D parallelism") or FSDP2 resharding after every forward pass (ZeRO-3);
   the pipeline's layers are listed by module name, chunk by chunk
@@ -285,6 +287,9 @@ def megatron(plan: Plan, m: Model, precision: str) -> Launch:
                       "its optimizer keeps fp32 or fp16 main parameters (--main-params-dtype)", precision)
     pairs += [(flag, None) for flag in _MEGATRON_PRECISION[precision]]
     pairs.append(("--attention-backend", _MEGATRON_ATTENTION[m.attention]))
+    if m.kernels == "eager":
+        raise _refuse("kernels", "fused", target, "its layers run fused kernels (Transformer Engine, fused "
+                      "bias-GeLU, bias-dropout-add and norms)", m.kernels)
     dp = plan.gpus // (t * p * c)
     head = [f"# {target.name} ({target.repository}, {target.source})", _launch_line(plan),
             f"# Megatron's data-parallel size {dp} = {plan.gpus} GPUs / (tensor {t} × pipeline {p} × context {c})"]
@@ -354,6 +359,9 @@ def _torchtitan_check(plan: Plan, m: Model, precision: str, target: Target) -> N
     if z == 0 and par.data > 1 and not par.overlap_grad_reduce:
         raise _refuse("overlap_grad_reduce", "true", target, "PyTorch DDP always overlaps the gradient all-reduce "
                       "with the backward pass", False)
+    if m.kernels == "eager" and par.tp_comm_overlap and t > 1:
+        raise _refuse("kernels", "fused with tp_comm_overlap", target, "its async TP runs only in compiled code "
+                      "(torchtitan/distributed/tensor_parallel.py)", m.kernels)
     if t > 1 and not par.sequence_parallel:
         raise _refuse("sequence_parallel", "true with tensor parallelism", target,
                       "its tensor parallelism always splits the norms' sequence", False)
@@ -409,7 +417,7 @@ def torchtitan(plan: Plan, m: Model, precision: str) -> Launch:
               "training": {"local_batch_size": local, "global_batch_size": plan.global_batch, "seq_len": m.seq_len,
                            "mixed_precision_param": _TORCHTITAN_PRECISION[precision],
                            "mixed_precision_reduce": "float32"}}
-    if async_tp:  # async TP runs only in compiled code (torchtitan/distributed/tensor_parallel.py)
+    if m.kernels == "fused":  # the plan's fused element-wise kernels are torchtitan's compiled model
         config["compile"] = {"enable": True}
     head = [f"# {target.name} ({target.repository}, {target.source})", _launch_line(plan)]
     return Launch("torchtitan", (target.name,), (), config, "", "\n".join(head) + "\n" + _toml(config))
@@ -450,6 +458,9 @@ def _deepspeed_structure(plan: Plan, m: Model, ds: Target, mds: Target) -> None:
         raise _refuse("tp_comm_overlap", "false", mds, "it has no overlap of TP collectives with the GEMMs", True)
     if m.attention == "flash3":
         raise _refuse("attention", "flash or standard", mds, "it offers FlashAttention 1 and 2", m.attention)
+    if m.kernels == "eager":
+        raise _refuse("kernels", "fused", mds, "its layers run Megatron's fused kernels (bias-GeLU, "
+                      "bias-dropout-add, layer norm)", m.kernels)
 
 
 def _deepspeed_schedule(plan: Plan, precision: str, ds: Target) -> None:

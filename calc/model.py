@@ -37,6 +37,13 @@ from .errors import CalcError
 ATTENTION = ("flash", "flash3", "standard")
 #: The attention kernels that keep no s² scores.
 FLASH = ("flash", "flash3")
+#: How the element-wise work (norms, activations, rotary embeddings, residual adds) runs: "fused" kernels
+#: (Megatron-LM's and Transformer Engine's, or ``torch.compile``) read their inputs and write their outputs once;
+#: "eager" PyTorch runs each operation of the model's code as its own kernel (:mod:`calc.work`).
+KERNELS = ("fused", "eager")
+#: The layer norms: LayerNorm (one kernel even in eager PyTorch) or RMSNorm (in eager PyTorch, the Llama
+#: reference code's composition of casts, ``pow``, ``mean``, ``rsqrt`` and products in fp32).
+NORMS = ("layernorm", "rmsnorm")
 
 __all__ = [
     "Model",
@@ -56,6 +63,8 @@ __all__ = [
     "MAX_EXPERTS",
     "ATTENTION",
     "FLASH",
+    "KERNELS",
+    "NORMS",
 ]
 
 #: Documented limits of the model description (beyond any published model by 10-100x).
@@ -88,6 +97,8 @@ class Model:
     #: dropout after attention, MLP and the attention probabilities (GPT-3); False: Llama, or dropout probability 0,
     #: at which PyTorch's dropout returns its input and keeps no mask (:mod:`calc.memory`)
     dropout: bool = True
+    kernels: str = "fused"  #: element-wise kernels: fused, or eager PyTorch (one kernel per operation)
+    norm: str = "layernorm"  #: layernorm or rmsnorm (the same work when fused; not in eager PyTorch)
 
     @property
     def head_dim(self) -> int:
@@ -112,29 +123,16 @@ class Model:
 
 
 def model(
-    layers: int,
-    hidden: int,
-    heads: int,
-    vocab: int,
-    seq_len: int,
-    *,
-    kv_heads: int | None = None,
-    ffn_hidden: int | None = None,
-    gated_mlp: bool = False,
-    tied_embeddings: bool = False,
-    biases: bool = False,
-    learned_positions: bool = False,
-    experts: int = 1,
-    top_k: int = 1,
-    moe_layer_freq: int = 1,
-    attention: str = "flash",
-    dropout: bool = True,
+    layers: int, hidden: int, heads: int, vocab: int, seq_len: int, *, kv_heads: int | None = None,
+    ffn_hidden: int | None = None, gated_mlp: bool = False, tied_embeddings: bool = False, biases: bool = False,
+    learned_positions: bool = False, experts: int = 1, top_k: int = 1, moe_layer_freq: int = 1,
+    attention: str = "flash", dropout: bool = True, kernels: str = "fused", norm: str = "layernorm",
 ) -> Model:
     """Check an architecture: ``a`` divides ``h``, ``a_kv`` divides ``a``, ``k <= experts``.
 
     Defaults: ``kv_heads = heads``, ``ffn_hidden = 4·hidden``, no gating, untied,
     no biases, rotary positions, dense, FlashAttention, dropout (as Korthikanti et al. count it; a model
-    trained without dropout, as Llama is, keeps no dropout masks).
+    trained without dropout, as Llama is, keeps no dropout masks), fused element-wise kernels, LayerNorm.
 
     >>> m = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
     >>> m.head_dim, m.kv_hidden
@@ -165,10 +163,12 @@ def model(
     for name, value in flags.items():
         if not isinstance(value, bool):
             raise CalcError(name, "true or false", value)
-    if attention not in ATTENTION:
-        raise CalcError("attention", "one of " + ", ".join(ATTENTION), attention)
+    for name, value, allowed in (("attention", attention, ATTENTION), ("kernels", kernels, KERNELS),
+                                 ("norm", norm, NORMS)):
+        if value not in allowed:
+            raise CalcError(name, "one of " + ", ".join(allowed), value)
     return Model(l, h, a, kv, f, gated_mlp, v, s, tied_embeddings, biases, learned_positions, e, k, freq,
-                 attention, dropout)
+                 attention, dropout, kernels, norm)
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,7 @@ from .hardware import Hardware
 from .kernels import flash_attention_time, gemm_time, memory_time
 from .model import ATTENTION, FLASH, Model
 
-__all__ = ["LayerWork", "layer_work", "head_work", "optimizer_time", "ATTENTION", "BACKWARD_MEMORY_RATIO",
+__all__ = ["LayerWork", "layer_work", "elementwise_bytes", "head_work", "optimizer_time", "ATTENTION", "BACKWARD_MEMORY_RATIO",
            "kv_hidden_per_rank"]
 
 #: Backward element-wise kernels read the saved input and the output gradient and write the input
@@ -134,6 +134,64 @@ def _attention_times(hw: Hardware, attention: str, heads: int, s_c: int, s: int,
     return sq_f + sm, sq_b + BACKWARD_MEMORY_RATIO * sm, sq_f + sm
 
 
+def elementwise_bytes(m: Model, tokens: int, t: int = 1, sequence_parallel: bool = False, act: int = 1,
+                      eb: float = 2.0) -> tuple[float, int]:
+    """(HBM bytes, kernels) of one layer's element-wise work in a forward pass over ``tokens`` tokens on one rank.
+
+    Fused (``m.kernels == "fused"``), each of the layer's element-wise steps is one kernel that reads
+    its inputs and writes its output once (the bytes in the module docstring). Eager PyTorch runs each
+    operation of the model's code as its own kernel, bytes per element of its tensor:
+
+    ==================  =============================  ==========================================
+    step                eager (``eb`` = 2)             the operations
+    ==================  =============================  ==========================================
+    LayerNorm           ``2·eb`` = 4, 1 kernel         ``F.layer_norm`` (one kernel, as fused)
+    RMSNorm             ``28 + 4·eb`` = 36, 6 kernels  fp32 cast, ``pow``, ``mean``, product with
+                                                       ``rsqrt``, cast back, product with the weight
+    residual add        ``3·eb`` = 6 (+ dropout        ``x + residual``; dropout its own kernel
+                        ``2·eb + 1``)                  (a bias rides in the GEMM: ``addmm``)
+    GeLU / SwiGLU       ``2·eb`` = 4 / ``5·eb`` = 10   ``gelu``; ``silu`` then the product
+    rotary (Q and K)    ``32 + 2·eb`` = 36, 4 kernels  fp32 cast, product with the cos/sin pairs
+                                                       (two fp32 outputs per input), sum, cast back
+    ==================  =============================  ==========================================
+
+    Sources: the code of the eager runs :mod:`calc.runs` validates: foundation-model-stack
+    ``fms/modules/layernorm.py`` (``LayerNormParameterized`` with ``use_high_precision_pow``, the Llama
+    reference code's RMSNorm) and ``fms/modules/positions.py`` (``RotaryEmbedding.adjusted_qk``),
+    ``fms/modules/feedforward.py`` (``GatedLinearUnit``), March 2024; meta-llama/llama ``model.py``
+    computes rotary in complex64 (20 B per element at ``eb = 2``). Measured: ``torch.compile``, which
+    fuses these, raised the same code's training throughput by 10-23 % (IBM and Meta, PyTorch blog,
+    "Maximizing training throughput using PyTorch FSDP and Torch.compile", 2024).
+
+    >>> from calc.model import model
+    >>> llama = model(32, 4096, 32, 32000, 4096, ffn_hidden=11008, gated_mlp=True, dropout=False)
+    >>> fused, _ = elementwise_bytes(llama, 1)
+    >>> eager, k = elementwise_bytes(model(32, 4096, 32, 32000, 4096, ffn_hidden=11008, gated_mlp=True,
+    ...                                    dropout=False, kernels="eager", norm="rmsnorm"), 1)
+    >>> fused, eager, k
+    (180736.0, 749056.0, 24)
+    """
+    h, f_t = m.hidden, m.ffn_hidden // t
+    qk = h // t + kv_hidden_per_rank(m, t)  # Q and K elements one rank rotates per token
+    rep = t if sequence_parallel else 1  # norms and residual adds run on 1/t of the tokens with SP
+    drop = 1 if m.dropout else 0
+    if m.kernels == "fused":
+        ew = h * (2 * 2 * eb + 2 * (3 * eb + drop)) / rep  # norms, bias-dropout-residual adds
+        ew += act * (3 if m.gated_mlp else 2) * f_t * eb  # activation function
+        if not m.learned_positions:
+            ew += 2 * qk * eb  # rotary embeddings on Q and K
+        return tokens * ew, _EW_KERNELS
+    rms = m.norm == "rmsnorm"
+    norm, norm_k = (28 + 4 * eb, 6) if rms else (2 * eb, 1)
+    ew = 2 * h * (norm + 3 * eb + drop * (2 * eb + 1)) / rep
+    ew += act * (5 if m.gated_mlp else 2) * f_t * eb
+    kernels = 2 * (norm_k + 1 + drop) + (2 if m.gated_mlp else 1)
+    if not m.learned_positions:
+        ew += (32 + 2 * eb) * qk
+        kernels += 8
+    return tokens * ew, kernels
+
+
 def layer_work(m: Model, hw: Hardware, micro: int, t: int = 1, c: int = 1, e: int = 1,
                sequence_parallel: bool = False, recompute: str = "none", attention: str = "flash",
                moe: bool = False, element_bytes: float = 2.0, memo: dict | None = None) -> LayerWork:
@@ -168,14 +226,10 @@ def layer_work(m: Model, hw: Hardware, micro: int, t: int = 1, c: int = 1, e: in
         act = 1
     g_fwd, g_bwd = _gemms(hw, shapes, eb, memo)
 
-    rep = t if sequence_parallel else 1
-    ew = T * h * (2 * 2 * eb + 2 * (3 * eb + (1 if m.dropout else 0))) / rep  # norms, bias-dropout-residual adds
-    ew += T * act * (3 if m.gated_mlp else 2) * f_t * eb  # activation function
-    if not m.learned_positions:
-        ew += 2 * T * (h // t + kv) * eb  # rotary embeddings on Q and K
+    ew, kernels = elementwise_bytes(m, T, t, sequence_parallel, act, eb)
     a_fwd, a_bwd, a_rec = _attention_times(hw, attention, heads, s_c, s, d, c, T * (h // t), eb, memo, m.dropout)
-    ew_fwd = memory_time(hw, ew, _EW_KERNELS)
-    ew_bwd = memory_time(hw, BACKWARD_MEMORY_RATIO * ew, 2 * _EW_KERNELS)
+    ew_fwd = memory_time(hw, ew, kernels)
+    ew_bwd = memory_time(hw, BACKWARD_MEMORY_RATIO * ew, 2 * kernels)
     forward = g_fwd + a_fwd + ew_fwd
     backward = g_bwd + a_bwd + ew_bwd
     if recompute == "full":

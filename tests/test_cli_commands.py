@@ -183,7 +183,8 @@ def test_bad_values_exit_2_with_one_line(capsys, argv, line):
     [
         (("model", "foo", 1), "python -m calc plan: error: model.foo must be a field of model (layers, hidden, "
                               "heads, kv_heads, ffn_hidden, gated_mlp, vocab, seq_len, tied_embeddings, biases, "
-                              "learned_positions, dropout, experts, top_k, moe_layer_freq, attention), got 1"),
+                              "learned_positions, dropout, experts, top_k, moe_layer_freq, attention, kernels, "
+                              "norm), got 1"),
         (("model", "kv_heads", 7), "python -m calc plan: error: model.kv_heads must be a divisor of heads (32), got 7"),
         (("hardware", "device_memory", "lots"), "python -m calc plan: error: hardware.device_memory must be a size "
                                                 "such as 512MiB, 1GB or 4096 (bytes), got 'lots'"),

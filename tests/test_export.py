@@ -372,6 +372,7 @@ def test_megatron_block_recomputation_counts_per_model_chunk(layers, expected):
 @pytest.mark.parametrize("changes,param", [
     ({"zero": 3, "zero3_gather": "tensor"}, "zero3_gather"),
     ({"tp_comm_overlap": "true", "sequence_parallel": "false"}, "tp_comm_overlap"),
+    ({"kernels": "eager"}, "kernels"),
 ])
 def test_megatron_refusals(changes, param):
     """What Megatron-LM cannot run as planned is refused, naming the setting and the version."""
@@ -460,6 +461,12 @@ def test_torchtitan_async_tp_turns_on_compile():
     assert config["parallelism"]["enable_async_tensor_parallel"] is True and config["compile"] == {"enable": True}
 
 
+def test_torchtitan_compiles_for_fused_kernels_only():
+    """The plan's fused element-wise kernels are torchtitan's compiled model; eager kernels leave it off."""
+    assert torchtitan_config(zero=3)["config"]["compile"] == {"enable": True}
+    assert "compile" not in torchtitan_config(zero=3, kernels="eager")["config"]
+
+
 def test_torchtitan_experts_split_by_tensor_parallelism_too():
     """Expert parallelism with the experts' TP equal to TP, as the plan splits them."""
     par = torchtitan_config("mixtral-8x7b", zero=3, pipeline_parallel=1, data_parallel=8)["config"]["parallelism"]
@@ -495,6 +502,7 @@ def test_torchtitan_refuses_a_block_count_no_k_gives():
     ({"zero": 0, "data_parallel": 8, "tensor_parallel": 1, "sequence_parallel": "false", "overlap_grad_reduce": "false", "layers": 8},
      "overlap_grad_reduce"),
     ({"zero": 3, "seq_len": 8190, "tensor_parallel": 2}, "seq_len"),
+    ({"zero": 3, "kernels": "eager", "tp_comm_overlap": "true"}, "kernels"),
 ])
 def test_torchtitan_refusals(changes, param):
     """What torchtitan cannot run as planned is refused, naming the setting and the version."""
@@ -555,6 +563,7 @@ def test_deepspeed_megatron_bf16_keeps_fp32_gradients():
     ("llama3-8b", {"zero": 0, "overlap_grad_reduce": "false", "layers": 16}, "precision"),
     ("llama3-8b", {"zero": 0, "layers": 16}, "overlap_grad_reduce"),
     ("llama3-8b", {"zero": 2, "precision": "megatron-bf16"}, "precision"),
+    ("gpt3-175b", {"kernels": "eager"}, "kernels"),
 ])
 def test_deepspeed_refusals(preset, changes, param):
     """What DeepSpeed and Megatron-DeepSpeed cannot run as planned is refused, naming the setting."""

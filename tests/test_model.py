@@ -84,6 +84,8 @@ def test_unset_shape_fields_give_mha_a_4h_ffn_dense_untied():
         (dict(experts=2, top_k=3), "top_k must be <= experts (2), got 3"),
         (dict(experts=2, top_k=2), None),
         (dict(gated_mlp=1), "gated_mlp must be true or false, got 1"),
+        (dict(kernels="compiled"), "kernels must be one of fused, eager, got 'compiled'"),
+        (dict(norm="rms"), "norm must be one of layernorm, rmsnorm, got 'rms'"),
     ],
 )
 def test_model_validation_messages(kwargs, message):

@@ -4,7 +4,7 @@ import pytest
 
 from calc.hardware import hardware
 from calc.model import model
-from calc.work import head_work, kv_hidden_per_rank, layer_work, optimizer_time
+from calc.work import elementwise_bytes, head_work, kv_hidden_per_rank, layer_work, optimizer_time
 
 A100 = hardware(8, profile_name="a100-sxm4-80gb")
 GPT3 = model(96, 12288, 96, 51200, 2048, biases=True, learned_positions=True)
@@ -77,3 +77,29 @@ def test_a_model_without_dropout_moves_fewer_bytes():
                                      attention=attention) for d in (True, False))
         assert without.memory_bound_s < with_.memory_bound_s and without.total_s < with_.total_s
         assert without.gemm_s == with_.gemm_s
+
+
+def test_eager_kernels_cost_what_the_model_code_runs():
+    """Eager PyTorch: RMSNorm and rotary in fp32 move several times the fused bytes in more kernels, and only
+    the element-wise work changes; LayerNorm and GeLU are one kernel each, so a GPT-style layer costs as fused."""
+    hw = hardware(8, profile_name="h100-sxm5-80gb")
+    kw = dict(kv_heads=8, ffn_hidden=14336, gated_mlp=True, dropout=False)
+    fused, eager = (model(32, 4096, 32, 128256, 8192, kernels=k, norm="rmsnorm", **kw) for k in ("fused", "eager"))
+    (fb, fk), (eb, ek) = elementwise_bytes(fused, 8192), elementwise_bytes(eager, 8192)
+    assert eb > 3 * fb and ek > fk
+    wf, we = layer_work(fused, hw, 1), layer_work(eager, hw, 1)
+    assert we.gemm_s == wf.gemm_s and we.memory_bound_s > 3 * wf.memory_bound_s
+    # RMSNorm is dearer than LayerNorm only in eager code
+    ln = model(32, 4096, 32, 128256, 8192, kernels="eager", norm="layernorm", **kw)
+    assert elementwise_bytes(ln, 8192)[0] < eb
+    assert elementwise_bytes(model(32, 4096, 32, 128256, 8192, norm="layernorm", **kw), 8192)[0] == fb
+    gpt_eager = model(24, 2048, 16, 50368, 2048, learned_positions=True, dropout=False, kernels="eager")
+    gpt_fused = model(24, 2048, 16, 50368, 2048, learned_positions=True, dropout=False)
+    assert elementwise_bytes(gpt_eager, 4096)[0] == elementwise_bytes(gpt_fused, 4096)[0]
+
+
+def test_eager_sequence_parallelism_and_tensor_parallelism_divide_their_parts():
+    """With t ranks the MLP and rotary bytes split t ways; with SP the norms and adds too."""
+    m = model(32, 4096, 32, 32000, 4096, ffn_hidden=11008, gated_mlp=True, kernels="eager", norm="rmsnorm")
+    one, tp, sp = elementwise_bytes(m, 4096), elementwise_bytes(m, 4096, t=4), elementwise_bytes(m, 4096, 4, True)
+    assert sp[0] < tp[0] < one[0] and sp[1] == tp[1] == one[1]

@@ -20,8 +20,8 @@ from .plan import _LLAMA3_8B, PLAN, _spec_hardware, _spec_model, _spec_parallel
 
 #: Flat field → SPEC section, for every field of a plan's SPEC.
 _SECTIONS = PLAN.spec_fields
-#: What makes two plans plans of one model: the architecture, not the attention kernel that runs it.
-_SAME_MODEL = tuple(f.name for f in fields(Model) if f.name != "attention")
+#: What makes two plans plans of one model: the architecture, not the attention or element-wise kernels that run it.
+_SAME_MODEL = tuple(f.name for f in fields(Model) if f.name not in ("attention", "kernels"))
 
 
 def _side(name: str, spec: dict) -> tuple[dict, Model, _plan.Plan]:

@@ -15,7 +15,8 @@ from ..kvcache import KV_PRECISIONS
 from ..spec import AXES
 from .plan import _PARALLEL_DEGREES, _SPEC_HARDWARE, _SPEC_MODEL, LLAMA3_8B_MODEL, _spec_hardware
 
-_MODEL = tuple(p for p in _SPEC_MODEL if p.name not in ("seq_len", "dropout")) + (  # serving runs no dropout
+# Serving runs no dropout, and its engines fuse their element-wise kernels.
+_MODEL = tuple(p for p in _SPEC_MODEL if p.name not in ("seq_len", "dropout", "kernels", "norm")) + (
     Param("max_context", "count", "Context window (tokens; prompt + output must fit)", help="Blank: no limit.",
           maximum=_model.MAX_SEQ_LEN, section="model"),
 )

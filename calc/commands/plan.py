@@ -47,6 +47,10 @@ _SPEC_MODEL = (
           section="model"),
     Param("attention", "choice", "Attention kernel (flash: FlashAttention; standard: s² scores in memory)",
           default="flash", choices=_model.ATTENTION, section="model"),
+    Param("kernels", "choice", "Element-wise kernels (fused: Megatron, Transformer Engine or torch.compile; "
+          "eager: PyTorch, one kernel per operation)", default="fused", choices=_model.KERNELS, section="model"),
+    Param("norm", "choice", "Layer norm (RMSNorm costs more than LayerNorm only in eager PyTorch)",
+          default="layernorm", choices=_model.NORMS, section="model"),
 )
 _SPEC_BATCH = (
     Param("micro_batch", "count", "Microbatch size b (sequences)", default="1", section="batch"),
@@ -122,6 +126,7 @@ def _spec_model(v: dict) -> _model.Model:
         ffn_hidden=v["ffn_hidden"], gated_mlp=v["gated_mlp"], tied_embeddings=v["tied_embeddings"],
         biases=v["biases"], learned_positions=v["learned_positions"], experts=v["experts"], top_k=v["top_k"],
         moe_layer_freq=v["moe_layer_freq"], attention=v["attention"], dropout=v["dropout"],
+        kernels=v["kernels"], norm=v["norm"],
     )
 
 
