@@ -33,3 +33,15 @@ def test_unknown_show_fails_the_build():
     """An unknown view is a MarkerError naming the choices."""
     with pytest.raises(MarkerError, match="show must be one of chart, summary, runs, constants, bounds, rankings, sweeps"):
         render("<!-- calc:validation show=pie -->")
+
+
+def test_the_table_of_every_run_is_folded_on_the_built_page(built_site):
+    """The longest table (every run's source and assumptions, about half the page's elements) sits in a
+    closed <details>, which the browser neither styles nor lays out until the reader opens it."""
+    from calc.runs import RUNS
+
+    html = (built_site / "tools" / "accuracy" / "index.html").read_text(encoding="utf-8")
+    start = html.index('<details class="runs">')
+    folded = html[start:html.index("</details>", start)]
+    assert all(f"<td>{r.name}</td>" in folded for r in RUNS)
+    assert html[:start].count("<td>") < folded.count("<td>")
