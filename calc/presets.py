@@ -64,7 +64,8 @@ _ALL = (
         "llama/model.py). The split (TP 2 with sequence parallelism, 4 data-parallel "
         "replicas with ZeRO-1, selective recomputation) and the batch of 64 sequences are our choices for "
         "one node.",
-        **_LLAMA3_8B, dropout="false", seq_len="8192", micro_batch="1", global_batch="64", gpus="8", **_H100_CLUSTER,
+        **_LLAMA3_8B, dropout="false", norm="rmsnorm", seq_len="8192", micro_batch="1", global_batch="64", gpus="8",
+        **_H100_CLUSTER,
         data_parallel="4", tensor_parallel="2", pipeline_parallel="1", context_parallel="1", expert_parallel="1",
         zero="1", sequence_parallel="true",
         recompute="selective", interleave="1", precision="bf16-adam",
@@ -76,7 +77,8 @@ _ALL = (
         "without dropout, as Mistral's reference code has none (mistralai/mistral-inference moe_one_file_ref.py). "
         "The split (expert-parallel 4, TP 2, 4 pipeline stages, 2 data-parallel replicas, ZeRO-1) and the "
         "batch of 512 sequences are our choices.",
-        **_MIXTRAL_LAYERS, dropout="false", seq_len="4096", micro_batch="1", global_batch="512", gpus="64",
+        **_MIXTRAL_LAYERS, dropout="false", norm="rmsnorm", seq_len="4096", micro_batch="1", global_batch="512",
+        gpus="64",
         **_H100_CLUSTER, data_parallel="2", tensor_parallel="2", pipeline_parallel="4", context_parallel="1",
         expert_parallel="4", zero="1",
         sequence_parallel="true", recompute="selective", interleave="1", precision="bf16-adam",
