@@ -345,7 +345,10 @@ for size, prof, n, seq, b, acc, tps, full, ac in _MOSAIC:
         f"{tps} tokens/s per GPU", "MPT: GeLU MLP of 4h, no biases, tied, learned positions (the table's "
         "parameter counts grow with the sequence); FlashAttention; nodes of 8 with 8 NICs of 400 Gb/s (H100) or "
         "200 Gb/s (A100: 'RoCE 1600 Gbps'); no dropout masks: the benchmark's scripts/train/yamls/pretrain/mpt-*.yaml "
-        "set no resid_pdrop, emb_pdrop or attn_pdrop, whose defaults are 0.0 (llmfoundry/models/mpt/configuration_mpt.py)",
+        "set no resid_pdrop, emb_pdrop or attn_pdrop, whose defaults are 0.0 (llmfoundry/models/mpt/configuration_mpt.py); "
+        "the table's FSDP mixed_precision is DEFAULT, which in Composer meant fp32 weights gathered with a bf16 "
+        "reduction and later bf16 weights with an fp32 reduction; the Composer version is not published: taken as "
+        "bf16 weights and gradients (bf16-adam)",
         model={"layers": l, "hidden": h, "heads": a, "vocab": 50368, "seq_len": seq, "tied_embeddings": True,
                "learned_positions": True, "dropout": False},
         batch={"micro_batch": b, "global_batch": gb}, hardware={"profile": prof, "gpus": n},
