@@ -41,8 +41,8 @@ from .hardware import Hardware
 from .kernels import flash_attention_time, gemm_time, memory_time
 from .model import ATTENTION, FLASH, Model
 
-__all__ = ["LayerWork", "layer_work", "elementwise_bytes", "head_work", "optimizer_time", "ATTENTION", "BACKWARD_MEMORY_RATIO",
-           "kv_hidden_per_rank"]
+__all__ = ["LayerWork", "layer_work", "elementwise_bytes", "head_work", "optimizer_time", "ATTENTION",
+           "BACKWARD_MEMORY_RATIO", "kv_hidden_per_rank"]
 
 #: Backward element-wise kernels read the saved input and the output gradient and write the input
 #: gradient: about twice the forward's bytes (Korthikanti et al. 2022 §4 lists what each keeps).
