@@ -104,11 +104,15 @@ def test_infer_search_under_a_latency_bound(capsys, spec_file):
     (("serving", "kv_precision", "fp4"), "serving.kv_precision must be one of bf16, fp16, fp8, int8, got 'fp4'"),
     (("model", "seq_len", 8192), "model.seq_len must be a field of model"),
     (("hardware", "compute_efficiency", 0.5), "hardware.compute_efficiency must be a field of hardware"),
+    (("parallel", "zero", 1), "parallel.zero must be a field of parallel (data, tensor, pipeline, context, expert), "
+                              "got 1"),
+    (("parallel", "recompute", "full"), "parallel.recompute must be a field of parallel"),
     (("serving", "prompt_tokens", None), "serving.prompt_tokens must be given (it is required), got ''"),
 ])
 def test_bad_input_exits_2_with_one_line(capsys, spec_file, edit, line):
     """A split that does not divide the heads or layers, a batch that does not fit, a precision the profile cannot
-    run, an output past the context, unknown fields: exit 2, one line naming section.field."""
+    run, an output past the context, unknown fields (training's switches among them: serving has no ZeRO or
+    recomputation): exit 2, one line naming section.field."""
     section, name, value = edit
     spec = edited(section, name, value)
     if name == "tensor":

@@ -42,7 +42,8 @@ _HARDWARE = tuple(
             help="Blank: the profile's dense peak (fp8 and int8 GEMMs run at its fp8 or int8 peak).")
     if p.name == "flops_per_gpu" else p
     for p in _SPEC_HARDWARE if p.name != "compute_efficiency")
-_PARALLEL = _PARALLEL_DEGREES
+#: The five degrees: serving has no ZeRO, recomputation, sequence parallelism or pipeline layout to choose.
+_PARALLEL = tuple(p for p in _PARALLEL_DEGREES if p.name in {f"{a}_parallel" for a in AXES})
 
 
 def _spec_serving(v: dict) -> tuple[_model.Model, _inference.Serving, _hardware.Hardware, float | None]:
