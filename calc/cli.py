@@ -155,7 +155,8 @@ def _leftover(cmd: Command, argv: Sequence[str], extra: list[str]) -> CalcError:
     no value (``--gated-mlp true``), and an option takes one (``--ranks 8 9``).
     """
     token = extra[0]
-    known = ", ".join(sorted(p.name for p in cmd.params if not p.section))
+    names = sorted(p.name for p in cmd.params if not p.section)
+    known = ", ".join((["SPEC.json (its fields)"] if cmd.spec_fields else []) + names + ["json"])
     if token.startswith("--"):
         return CalcError(_param_of(token), f"a parameter of {cmd.name} ({known})", token)
     args = list(argv)

@@ -65,6 +65,8 @@ def test_batch_text_output_counts_examples(capsys):
         (["allreduce", "--bandwidth", "0"], "bandwidth must be a number > 0 bytes/s"),
         (["allreduce", "--startup", "nan"], "startup must be a time such as"),
         (["batch", "--bogus", "1"], "bogus must be a parameter of batch (accumulation, "),
+        (["plan", "--zero-group", "8"], "zero_group must be a parameter of plan (SPEC.json (its fields), json), "
+                                        "got '--zero-group'"),
         (["nosuch"], "invalid choice: 'nosuch'"),
         ([], "the following arguments are required: command"),
     ],
