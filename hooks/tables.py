@@ -85,14 +85,29 @@ def render_value(marker: Marker) -> str:
 def build_cases(cmd, vary: list[str], cases: list[list[str]], columns: list[str], fixed: dict[str, str]) -> Table:
     """Evaluate ``cmd`` once per case; each case gives one value per name in ``vary``."""
     params = [cmd.param(name) for name in vary]
-    results = [_result(cmd, c) for c in columns]
+    labels = [_label(cmd, c) for c in columns]
     rows = []
     for case in cases:
         if len(case) != len(vary):
             raise MarkerError(f"case {','.join(case)!r} has {len(case)} values for {len(vary)} parameters")
         out = evaluate(cmd.name, {**fixed, **dict(zip(vary, case))})
-        rows.append(tuple(case) + tuple(format_result(r.unit, out[r.key]) for r in results))
-    return Table(tuple(p.label for p in params) + tuple(r.label for r in results), tuple(rows))
+        rows.append(tuple(case) + tuple(format_result(*_cell(cmd, c, out)) for c in columns))
+    return Table(tuple(p.label for p in params) + tuple(labels), tuple(rows))
+
+
+def _label(cmd: Command, key: str) -> str:
+    """A column's header: the result's label, and for a nested key the field's name after it."""
+    first, *rest = key.split(".")
+    label = _result(cmd, first).label
+    return label + "".join(", " + name.removesuffix("_bytes").removesuffix("_s").replace("_", " ") for name in rest)
+
+
+def _cell(cmd: Command, key: str, out: dict) -> tuple[str, object]:
+    """(unit, value) of a column: a result, or a field inside one (:func:`_nested`)."""
+    if "." in key:
+        return _nested(cmd, key, out)
+    r = _result(cmd, key)
+    return r.unit, out[r.key]
 
 
 def build_table(cmd: Command, vary: str, values: list[str], columns: list[str], fixed: dict[str, str]) -> Table:

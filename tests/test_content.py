@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from calc.api import COMMANDS
+from calc.api import COMMANDS, evaluate, format_result
 from calc.errors import CalcError
 from hooks.content import RENDERERS, build_cases, build_commands, build_schedule
 from hooks.markers import MARKER_RE, MarkerError, parse, replace_markers
@@ -28,6 +28,19 @@ def test_cases_table_reproduces_megatron_data_parallel_degrees():
     t = build_cases(COMMANDS["batch"], ["gpus", "tensor_parallel", "pipeline_parallel"], [list(r) for r in rows],
                     ["data_parallel"], {"micro_batch": "1"})
     assert [r[-1] for r in t.rows] == [f"{d} replicas" for d in (32, 32, 32, 32, 32, 32, 24, 15, 9, 6)]
+
+
+def test_cases_table_reaches_into_a_nested_result():
+    """A column ``result.field`` is that field of the result, formatted by its name's unit, headed by both names."""
+    fixed = {**COMMANDS["plan"].example}
+    t = build_cases(COMMANDS["plan"], ["zero"], [["1"], ["3"]], ["memory_per_device.params_bytes"], fixed)
+    assert t.header[-1] == "Memory per device (most loaded stage), params"
+    for (zero,), row in zip([["1"], ["3"]], t.rows):
+        got = evaluate("plan", fixed | {"zero": zero})["memory_per_device"]["params_bytes"]
+        assert row[-1] == format_result("bytes", got)
+    assert t.rows[0][-1] != t.rows[1][-1]
+    with pytest.raises(MarkerError, match="has no field 'memory_per_device.nothing'"):
+        build_cases(COMMANDS["plan"], ["zero"], [["1"]], ["memory_per_device.nothing"], fixed)
 
 
 def _render(text: str) -> str:
