@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-from .plan import MEMORY_TERMS, Plan
+from .plan import MEMORY_TERMS, Plan, shard_degree
 from .units import format_bytes, format_time
 
 __all__ = ["TimeRow", "MemoryRow", "CommunicationRow", "Setting", "Comparison", "compare", "differing", "PARTS", "TERMS"]
@@ -141,8 +141,9 @@ def _cause(part: str, w: Plan, lo: Plan) -> str:
         degree = f"; {best} {x} instead of {y}" if x != y else ""
         return (f" ({_STRATEGY[best]}: {format_time(ew.get(best, 0.0))} exposed instead of "
                 f"{format_time(el.get(best, 0.0))}{degree})")
-    if pw.zero != pl.zero or pw.data != pl.data:  # the optimizer step: its shard of the weights
-        return f" (ZeRO-{pw.zero} over {pw.data} data-parallel ranks instead of ZeRO-{pl.zero} over {pl.data})"
+    gw, gl = shard_degree(pw), shard_degree(pl)
+    if pw.zero != pl.zero or gw != gl:  # the optimizer step: its shard of the weights
+        return f" (ZeRO-{pw.zero} over {gw} data-parallel ranks instead of ZeRO-{pl.zero} over {gl})"
     return ""
 
 

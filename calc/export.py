@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 
 from .errors import CalcError
 from .model import Model
-from .plan import Plan, chunk_ranges, recomputed_layers
+from .plan import Plan, chunk_ranges, recomputed_layers, shard_degree
 from .units import format_bytes
 
 __all__ = ["Target", "TARGETS", "FRAMEWORKS", "Launch", "export", "megatron", "torchtitan", "deepspeed"]
@@ -247,6 +247,8 @@ def _megatron_data_parallel(plan: Plan, target: Target) -> list[tuple[str, objec
                 ("--data-parallel-sharding-strategy", "optim_grads" if z == 2 else "optim_grads_params"),
                 ("--use-distributed-optimizer", None), ("--no-gradient-accumulation-fusion", None),
                 ("--ckpt-format", "fsdp_dtensor")]
+    if z >= 1 and shard_degree(par) < par.data:  # hybrid sharding: copies of the sharded state across the groups
+        out.append(("--num-distributed-optimizer-instances", par.data // shard_degree(par)))
     if _data_group(plan) == 1:
         return out
     # ZeRO-2/3 reduce-scatter every microbatch behind the backward pass and ZeRO-3 prefetches its
@@ -398,8 +400,9 @@ def torchtitan(plan: Plan, m: Model, precision: str) -> Launch:
     _torchtitan_check(plan, m, precision, target)
     par = plan.parallel
     t, p, e, z = par.tensor, par.pipeline, par.expert, par.zero
-    parallelism: dict = {"data_parallel_replicate_degree": par.data if z == 0 else 1,
-                         "data_parallel_shard_degree": 1 if z == 0 else par.data * e}
+    replicas = par.data if z == 0 else par.data // shard_degree(par)
+    parallelism: dict = {"data_parallel_replicate_degree": replicas,
+                         "data_parallel_shard_degree": 1 if z == 0 else shard_degree(par) * e}
     parallelism |= {"fsdp_reshard_after_forward": "always"} if z == 3 else {}
     parallelism |= {"tensor_parallel_degree": t}
     async_tp = par.tp_comm_overlap and t > 1
@@ -450,6 +453,9 @@ def _deepspeed_structure(plan: Plan, m: Model, ds: Target, mds: Target) -> None:
                       "ZeRO-3", z)
     if z == 3 and par.zero3_gather == "layer":
         raise _refuse("zero3_gather", "tensor", ds, "ZeRO-3 gathers each weight tensor", par.zero3_gather)
+    if par.zero_group is not None and par.zero_group < par.data:
+        raise _refuse("zero_group", "blank (every data-parallel rank)", ds, "it shards over the whole data-parallel "
+                      "group; its hpZ and MiCS keep other copies than the plan counts", par.zero_group)
     if m.experts > 1 and p > 1 and t > 1:
         raise _refuse("pipeline_parallel", "1 for a mixture of experts with tensor parallelism", mds,
                       "it turns off the "

@@ -23,7 +23,7 @@ The plan is assembled from four pieces, each a function of this module:
    first stage's each step, as Megatron does); the vocabulary split over TP; K/V
    heads replicated when ``t`` exceeds them.
 2. :func:`stage_cost`: per stage, a frozen :class:`StageCost`: memory (model states
-   under ZeRO over each weight's data-parallel group; activations of the
+   under ZeRO over each weight's data-parallel group, or its shard group; activations of the
    microbatches in flight under 1F1B, Korthikanti et al. 2022, with FlashAttention
    keeping no scores; a fully recomputed layer keeps only its input, and
    ``parallel.recompute_layers`` recomputes only the first N layers of each model chunk,
@@ -46,7 +46,9 @@ backward pass when ``parallel.overlap_grad_reduce`` (default true; the 2021-2022
 Megatron-LM runs had it off); the weight all-gather after the optimizer step (ZeRO
 1-2) is exposed unless ``parallel.overlap_param_gather``; ZeRO-2's per-microbatch
 reduce-scatter overlaps that microbatch's backward; ZeRO-3's gathers are prefetched
-one layer ahead.
+one layer ahead. With hybrid sharding (``parallel.zero_group``) the ZeRO transfers stay in the
+shard group and each gradient shard is all-reduced across its copies once a step, after the last
+microbatch, overlapping its backward pass behind that pass's own ZeRO transfers.
 
 The pipeline engine (``parallel.pipeline_engine``): Megatron-LM's batched sends (the default) or DeepSpeed's
 ``PipelineEngine``, whose sends run one at a time and which, with fp32 gradients, accumulates and all-reduces
@@ -141,6 +143,7 @@ __all__ = [
     "fp32_accumulation",
     "accumulation_bytes",
     "layer_tensors",
+    "shard_degree",
 ]
 
 #: How a training step's ranks are laid out, outermost to innermost: Megatron-Core's default ``tp-cp-ep-dp-pp``
@@ -252,6 +255,10 @@ class Parallel:
     pipeline_engine: str = "megatron"
     #: how ranks are laid out (:data:`RANK_ORDERS`): pipeline stages outermost (the default) or replicas outermost
     rank_order: str = "tp-cp-ep-dp-pp"
+    #: hybrid sharding: the data-parallel ranks each ZeRO shard group spans (consecutive ones; with the context and
+    #: expert ranks that share its weights), the groups holding replicas of each other's shards
+    #: (:func:`shard_degree`); None: every data-parallel rank, one group
+    zero_group: int | None = None
 
 
 def _flag(name: str, value: object) -> bool:
@@ -266,7 +273,7 @@ def parallel(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1
              overlap_grad_reduce: bool = True, overlap_param_gather: bool = False,
              tp_comm_overlap: bool = False, zero3_gather: str = "layer",
              recompute_layers: int | None = None, pipeline_engine: str = "megatron",
-             rank_order: str = "tp-cp-ep-dp-pp") -> Parallel:
+             rank_order: str = "tp-cp-ep-dp-pp", zero_group: int | None = None) -> Parallel:
     """Check each value on its own (combinations are checked by :func:`check_combination`).
 
     ``recompute_layers`` (only with ``recompute`` full) is Megatron-LM's block method,
@@ -274,8 +281,16 @@ def parallel(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1
     (of every stage without interleaving) are recomputed, the others keep all their activations
     (:func:`recomputed_layers`).
 
+    ``zero_group`` G (ZeRO 1-3) is hybrid sharding: the model states are sharded over groups of G consecutive
+    data-parallel ranks and replicated across the ``data / G`` groups (PyTorch FSDP's ``HYBRID_SHARD``, whose shard
+    group is a node; torchtitan's ``data_parallel_shard_degree``; Megatron-LM's
+    ``--num-distributed-optimizer-instances data/G``). Its rules with the other degrees are
+    :func:`check_combination`'s.
+
     >>> parallel(data=8, tensor=8, zero=1).zero
     1
+    >>> parallel(data=16, zero=3, zero_group=8).zero_group
+    8
     """
     degrees = [count(f"{axis}_parallel", x, maximum=MAX_DEGREE)
                for axis, x in zip(AXES, (data, tensor, pipeline, context, expert))]
@@ -295,10 +310,20 @@ def parallel(data: int = 1, tensor: int = 1, pipeline: int = 1, context: int = 1
         raise CalcError("pipeline_engine", "one of " + ", ".join(PIPELINE_ENGINES), pipeline_engine)
     if rank_order not in RANK_ORDERS:
         raise CalcError("rank_order", "one of " + ", ".join(RANK_ORDERS), rank_order)
+    group = None if zero_group is None else count("zero_group", zero_group, maximum=MAX_DEGREE)
     return Parallel(*degrees, z, _flag("sequence_parallel", sequence_parallel), recompute, v, layers,
                     _flag("overlap_grad_reduce", overlap_grad_reduce),
                     _flag("overlap_param_gather", overlap_param_gather), _flag("tp_comm_overlap", tp_comm_overlap),
-                    zero3_gather, recompute_layers, pipeline_engine, rank_order)
+                    zero3_gather, recompute_layers, pipeline_engine, rank_order, group)
+
+
+def shard_degree(par: Parallel) -> int:
+    """The data-parallel ranks one ZeRO shard group spans: ``zero_group``, or all ``data`` of them.
+
+    >>> shard_degree(parallel(data=16, zero=3)), shard_degree(parallel(data=16, zero=3, zero_group=8))
+    (16, 8)
+    """
+    return par.zero_group or par.data
 
 
 def recomputed_layers(par: Parallel, n_s: int, first: bool) -> int:
@@ -414,6 +439,11 @@ def check_combination(m: Model, micro_batch: int, global_batch: int, hw: Hardwar
         raise CalcError("context_parallel", "1 with standard attention (ring attention needs a fused, flash kernel)",
                         c)
     check_split(tensor=t, context=c, sequence_parallel=par.sequence_parallel, seq_len=m.seq_len)
+    if par.zero_group is not None:
+        if par.zero == 0:
+            raise CalcError("zero_group", "unset with zero 0 (hybrid sharding shards with ZeRO 1-3)", par.zero_group)
+        if d % par.zero_group:
+            raise CalcError("zero_group", f"a divisor of data_parallel ({d})", par.zero_group)
     return mbs
 
 
@@ -624,7 +654,7 @@ class Workload:
     def model_states(self, par: Parallel, sh: "StageShape") -> tuple[float, float, float, float]:
         """A stage's weights, gradients, optimizer states and ZeRO-3 buffers, bytes (:func:`_model_states`;
         cached: the same whatever the microbatch, interleaving, recomputation and sequence parallelism)."""
-        key = (par.zero, par.data, par.context, par.expert, sh.dense_params, sh.expert_params,
+        key = (par.zero, par.data, par.zero_group, par.context, par.expert, sh.dense_params, sh.expert_params,
                sh.largest_layer_params, par.zero3_gather, par.tensor, sh.stage in (0, par.pipeline - 1),
                par.pipeline_engine)
         got = self._states.get(key)
@@ -636,7 +666,7 @@ class Workload:
         """A stage's data-parallel transfers and optimizer step (:func:`_data_parallel`; cached: the same
         whatever the microbatch, interleaving and sequence parallelism)."""
         n_rec = recomputed_layers(par, sh.layers, sh.stage == 0) if par.recompute == "full" else 0
-        key = (par.zero, par.zero3_gather, n_rec, par.data, par.tensor, par.pipeline, par.context,
+        key = (par.zero, par.zero3_gather, n_rec, par.data, par.zero_group, par.tensor, par.pipeline, par.context,
                par.expert, sh.layers, sh.dense_params, sh.expert_params, par.pipeline_engine, par.rank_order)
         got = self._data_parallel.get(key)
         if got is None:
@@ -884,19 +914,44 @@ def layer_tensors(m: Model) -> int:
     return (4 + (1 if m.gated_mlp else 0) + 2) * (2 if m.biases else 1)
 
 
-def _dp_axes(lay: Layout, par: Parallel, expert: bool) -> tuple[tuple[int, int], ...]:
-    """The (stride, size) axes a weight's gradients are reduced over: data × context (× expert)."""
-    axes = [(lay.strides["data"], par.data), (lay.strides["context"], par.context)]
-    if not expert:
-        axes.append((lay.strides["expert"], par.expert))
+#: The parts of a weight's data-parallel group (:func:`_dp_axes`).
+DP_PARTS = ("all", "shard", "replicate")
+
+
+def _dp_axes(lay: Layout, par: Parallel, expert: bool, part: str = "all") -> tuple[tuple[int, int], ...]:
+    """The (stride, size) axes of a weight's data-parallel group: ``all`` the ranks its gradients are reduced over,
+    data × context (× expert for a dense weight); the ``shard`` group its ZeRO states are sharded over, G consecutive
+    data ranks (:func:`shard_degree`) × context (× expert); the ``replicate`` ranks holding the same shard, ``data/G``
+    of them, ``G`` data ranks apart. Without hybrid sharding the shard group is all of them and nothing replicates.
+
+    >>> from calc.model import model
+    >>> par = parallel(data=16, tensor=2, zero=3, zero_group=4)
+    >>> [_dp_axes(layout(model(4, 64, 4, 100, 16), par), par, False, k) for k in DP_PARTS]
+    [((2, 16),), ((2, 4),), ((8, 4),)]
+    """
+    s_d, g = lay.strides["data"], shard_degree(par)
+    if part == "replicate":
+        axes = [(s_d * g, par.data // g)]
+    else:
+        axes = [(s_d, par.data if part == "all" else g), (lay.strides["context"], par.context)]
+        if not expert:
+            axes.append((lay.strides["expert"], par.expert))
     return tuple(a for a in axes if a[1] > 1) or ((1, 1),)
+
+
+def _group_size(axes: tuple[tuple[int, int], ...]) -> int:
+    """Ranks in the group spanned by ``axes``."""
+    n = 1
+    for _, k in axes:
+        n *= k
+    return n
 
 
 def _model_states(w: Workload, par: Parallel, sh: StageShape) -> tuple[float, float, float, float]:
     """(params, grads, optimizer, ZeRO-3 buffers) bytes of one device of stage ``sh``: each weight's states
     sharded over its data-parallel group from the ZeRO stage that shards them."""
     prec, c, e, z = w.prec, par.context, par.expert, par.zero
-    n_dp, n_edp = par.data * c * e, par.data * c
+    n_dp, n_edp = shard_degree(par) * c * e, shard_degree(par) * c
     dense, experts = sh.dense_params, sh.expert_params
     pb = prec.param_bytes
     params_b = pb * (dense / (n_dp if z >= 3 else 1) + experts / (n_edp if z >= 3 else 1))
@@ -1107,17 +1162,23 @@ def _accumulate_time(w: Workload, par: Parallel, sh: "StageShape") -> float:
 
 
 def _over_dp(w: Workload, par: Parallel, lay, n_s: int) -> Callable[..., float]:
-    """``over_dp(op, dense_bytes, expert_bytes, per_layer=False)``: an ``op`` over each weight's DP group,
-    in per-layer calls (ZeRO-2/3) or in gradient buckets (:func:`dp_calls`)."""
-    dp, edp = _dp_axes(lay, par, False), _dp_axes(lay, par, True)
+    """``over_dp(op, dense_bytes, expert_bytes, per_layer=False, part="shard")``: an ``op`` over part of each weight's
+    DP group (:func:`_dp_axes`), in per-layer calls (ZeRO-2/3) or in gradient buckets (:func:`dp_calls`). Over the
+    ``replicate`` ranks each call carries one shard of a call over the shard group: the shard group's calls, each of
+    ``bytes / shard ranks``."""
     per_layer_calls = n_s * (layer_tensors(w.m) if par.zero3_gather == "tensor" else 1)
 
-    def over_dp(op: str, n_dense: float, n_expert: float, per_layer: bool = False) -> float:
+    def over_dp(op: str, n_dense: float, n_expert: float, per_layer: bool = False, part: str = "shard") -> float:
         total = 0.0
-        for axes, n in ((dp, n_dense), (edp, n_expert)):
+        for expert, n in ((False, n_dense), (True, n_expert)):
+            if n <= 0:
+                continue
+            axes = _dp_axes(lay, par, expert, "shard" if part == "replicate" else part)
             calls = dp_calls(n / max(1, w.prec.param_bytes) if not per_layer else 0, axes,
                              per_layer_calls if per_layer else 0)
-            total += calls * w.collective(op, axes, n / calls) if n > 0 else 0.0
+            if part == "replicate":
+                n, axes = n / _group_size(axes), _dp_axes(lay, par, expert, part)
+            total += calls * w.collective(op, axes, n / calls)
         return total
 
     return over_dp
@@ -1127,7 +1188,9 @@ def _over_dp(w: Workload, par: Parallel, lay, n_s: int) -> Callable[..., float]:
 class _DataParallel:
     """One stage's data-parallel transfers, whole (before any overlap), and its optimizer step (seconds)."""
 
-    grad_reduce: float  #: ZeRO 0-1: the gradients' all-reduce (reduce-scatter) after the last microbatch
+    #: after the last microbatch: ZeRO 0-1's gradient all-reduce (reduce-scatter), with hybrid sharding (ZeRO 1-3) the
+    #: all-reduce of each shard across the replicas too
+    grad_reduce: float
     param_gather: float  #: ZeRO 1-2: the all-gather of the updated weights
     zero_reduce: float  #: ZeRO 2-3: the per-microbatch reduce-scatter of the gradients, by layer
     zero_gather: float  #: ZeRO-3: the per-microbatch all-gather of the weights, by layer
@@ -1147,11 +1210,16 @@ def _data_parallel(w: Workload, par: Parallel, lay, sh: StageShape, n_rec: int) 
         ag = over_dp("all-gather", pb * dense, pb * experts, per_layer=True)
         # DeepSpeed gathers again in each recomputed forward: the recomputed layers' share of the gathers
         regather = (ag if n_rec == n_s else ag * n_rec / n_s) if par.zero3_gather == "tensor" else 0.0
-    if z <= 1:
-        reduce_s = over_dp(_gradient_reduction(w, par), gb * dense, gb * experts)
+    op = _gradient_reduction(w, par)
+    if op == "all-reduce":  # ZeRO-0, or fp32 accumulators all-reduced whole
+        reduce_s = over_dp(op, gb * dense, gb * experts, part="all")
+    elif z == 1:
+        reduce_s = over_dp(op, gb * dense, gb * experts)
+    if z >= 1 and shard_degree(par) < par.data:  # hybrid: each shard all-reduced across the replicas, once a step
+        reduce_s += over_dp("all-reduce", gb * dense, gb * experts, per_layer=z >= 2, part="replicate")
     if z in (1, 2):
         gather = over_dp("all-gather", pb * dense, pb * experts)
-    n_dp, n_edp = par.data * par.context * par.expert, par.data * par.context
+    n_dp, n_edp = shard_degree(par) * par.context * par.expert, shard_degree(par) * par.context
     shard = dense / (n_dp if z >= 1 else 1) + experts / (n_edp if z >= 1 else 1)
     opt_s = optimizer_time(w.hw, shard, pb, gb, w.prec.optimizer_bytes)
     return _DataParallel(reduce_s, gather, rs, ag, regather, opt_s)
@@ -1211,10 +1279,16 @@ def stage_cost(w: Workload, par: Parallel, micro: int, mbs: int, arr: Arrangemen
     params_b, grads_b, opt_b, acts, buffers = _stage_memory(w, par, micro, mbs, sh)
 
     # after the last microbatch
-    reduce_s = reduce_exposed = gather_exposed = 0.0
-    if z <= 1:
-        reduce_s = dp.grad_reduce
-        reduce_exposed = _overlapped(reduce_s, mw.backward, mw.slowdown) if par.overlap_grad_reduce else reduce_s
+    reduce_s = dp.grad_reduce
+    reduce_exposed = gather_exposed = 0.0
+    if reduce_s and not par.overlap_grad_reduce:
+        reduce_exposed = reduce_s
+    elif reduce_s and z >= 2:  # hybrid: the replicas' all-reduce queues behind the last backward's ZeRO transfers
+        busy = dp.zero_reduce + (dp.zero_gather + dp.zero_regather if z == 3 else 0.0)
+        reduce_exposed = max(0.0, _overlapped(busy + reduce_s, mw.backward, mw.slowdown)
+                             - _overlapped(busy, mw.backward, mw.slowdown))
+    elif reduce_s:
+        reduce_exposed = _overlapped(reduce_s, mw.backward, mw.slowdown)
     if z in (1, 2):
         gather = dp.param_gather
         gather_exposed = _overlapped(gather, mw.compute - mw.backward, mw.slowdown) if par.overlap_param_gather \
@@ -1564,20 +1638,31 @@ def _data_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout, 
                         tail: StageCost) -> list:
     """The DP/ZeRO transfers: gradient reduction and weight gathers, dense and expert weights apart."""
     m, pb, gb, z, mbs = w.m, w.prec.param_bytes, w.prec.grad_bytes, par.zero, est.microbatches_per_step
+    hybrid = z >= 1 and shard_degree(par) < par.data
     dp_rows: list = []
-    for label, axes, expert in (("", _dp_axes(lay, par, False), False), ("expert ", _dp_axes(lay, par, True), True)):
+    for label, expert in (("", False), ("expert ", True)):
+        axes = _dp_axes(lay, par, expert, "shard")
         link = w.link(axes)
+        tensors = layer_tensors(m) if par.zero3_gather == "tensor" else 1
         if z <= 2:  # after the last microbatch, on the stage whose tail is longest
             params = tail.expert_params if expert else tail.dense_params
-            buckets = dp_calls(params, axes)
+            op = _gradient_reduction(w, par)
+            all_axes = _dp_axes(lay, par, expert, "all") if op == "all-reduce" else axes
+            buckets = dp_calls(params, all_axes)
             if z <= 1:
-                dp_rows.append(("reduce", _row("data", _gradient_reduction(w, par), label + "gradients", link,
+                dp_rows.append(("reduce", _row("data", op, label + "gradients", w.link(all_axes),
                                                gb * params / buckets, buckets, tail.stage)))
+            gathers = dp_calls(params, axes)
             dp_rows.append(("gather", _row("data", "all-gather", label + "updated weights", link,
-                                           pb * params / buckets, buckets, tail.stage)) if z else ("gather", None))
+                                           pb * params / gathers, gathers, tail.stage)) if z else ("gather", None))
+        if hybrid:  # each shard across the replicas, after the last microbatch, in the shard group's calls
+            params = tail.expert_params if expert else tail.dense_params
+            calls = tail.layers * tensors if z >= 2 else dp_calls(params, axes)
+            dp_rows.append(("reduce", _row("data", "all-reduce", label + "gradient shards across the replicas",
+                                           w.link(_dp_axes(lay, par, expert, "replicate")),
+                                           gb * params / _group_size(axes) / calls, calls, tail.stage)))
         if z >= 2:  # every microbatch, by layer, on the slowest stage
             params = slow.expert_params if expert else slow.dense_params
-            tensors = layer_tensors(m) if par.zero3_gather == "tensor" else 1
             per_layer = slow.layers * tensors
             dp_rows.append(("zero", _row("data", "reduce-scatter", label + "gradients (every microbatch, by layer)",
                                          link, gb * params / per_layer, per_layer * mbs, slow.stage)))

@@ -381,8 +381,8 @@ for size, rec, a100, h100, compiled in _IBM:
             ("torch.compile: fused element-wise kernels; " if compiled else
              "eager PyTorch (use_torch_compile false, fms-fsdp's default then): fms's RMSNorm in fp32 and rotary "
              "embeddings in fp32, each operation its own kernel; ") +
-            ("the README's 7B row is HSDP (sharded within a node, replicated across nodes), which the planner "
-             "does not model: taken as full sharding over all GPUs; " if size == "7b" else
+            ("HSDP, as the README's 7B row says (fms-fsdp's sharding_strategy 'hsdp': PyTorch FSDP's HYBRID_SHARD, "
+             "sharded over the 8 GPUs of a node and replicated across nodes); " if size == "7b" else
              "full sharding over all GPUs; ") + "activation checkpointing " + (
                 "of every other block (the blog's 'selective': fms-fsdp selective_checkpointing 0.5, each 2nd "
                 "LLaMABlock checkpointed whole, fms_fsdp/policies/ac_handler.py): recompute full on half the layers"
@@ -396,6 +396,7 @@ for size, rec, a100, h100, compiled in _IBM:
             batch={"micro_batch": 2, "global_batch": 2 * n},
             hardware={"profile": prof, "gpus": n, "inter_node_bandwidth": nic},
             parallel={"data": n, "zero": 3, "recompute": _IBM_RECOMPUTE[rec],
+                      **({"zero_group": 8} if size == "7b" else {}),
                       **({"recompute_layers": l // 2} if rec == "every other block" else {})},
             training={"precision": "bf16-adam"}))
 

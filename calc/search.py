@@ -11,7 +11,7 @@ of these axes, and the result says which were fixed:
 - ``pipeline``: every stage count up to ``layers`` (and 512) that divides the GPUs left; the layers
   split as evenly as possible and, where it balances the embedding and the output
   head, one layer fewer on the first and the last stage (Dubey et al. 2024, §3.3.2);
-- ``data``: what is left; ``zero``: 0-3;
+- ``data``: what is left; ``zero``: 0-3 (hybrid sharding, ``zero_group``, only when the SPEC fixes it);
 - ``sequence_parallel``: on and off (with ``tensor > 1``);
 - ``recompute``: none, selective (only with standard attention: with FlashAttention it
   keeps and redoes what ``none`` does), full (of every layer: ``recompute_layers``, the block method that
@@ -62,7 +62,7 @@ _INTERLEAVE_MAX = 8
 SEARCHED = ("data", "tensor", "pipeline", "context", "expert", "zero", "sequence_parallel", "recompute",
             "interleave", "stage_layers", "micro_batch")
 _SCHEDULE = ("overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "zero3_gather", "recompute_layers",
-             "pipeline_engine", "rank_order")
+             "pipeline_engine", "rank_order", "zero_group")
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +200,8 @@ def search(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-ada
     every configuration keeps; the schedule switches (``overlap_grad_reduce``, ...) are
     never searched and come from ``fixed`` or their defaults. So is ``recompute_layers`` (Megatron's block
     recomputation: searching it would multiply the space by the layers per stage): given, it fixes
-    ``recompute`` to full.
+    ``recompute`` to full. And so is ``zero_group`` (hybrid sharding): given, only ZeRO 1-3 are searched, and
+    splits whose data-parallel degree it does not divide are refused.
 
     >>> from calc.model import model
     >>> from calc.plan import hardware
@@ -287,6 +288,11 @@ class _Search:
                 d = g // (t * e * c * p)
                 if g % (t * e * c * p) or ("data" in self.fixed and self.fixed["data"] != d):
                     continue
+                group = self.schedule.get("zero_group")
+                if group and d % group:
+                    self.refuse("combination", "zero_group does not divide the data-parallel degree",
+                                _family(t, p, c, e, d), f"zero_group ({group}) does not divide data_parallel ({d})")
+                    continue
                 if gb % (d * e):
                     self.refuse("combination", "global_batch is not a multiple of data × expert",
                                 _family(t, p, c, e, d), f"global_batch ({gb}) is not a multiple of data × expert "
@@ -308,7 +314,8 @@ class _Search:
                 layer_splits.remove(split)
                 self.refuse("combination", f"{broken.param} must be {broken.rule}", _family(t, p, c, e, d), str(broken))
         for z, sp, recompute, split in itertools.product(
-                self.axis("zero", [0, 1, 2, 3]), self.axis("sequence_parallel", sps),
+                self.axis("zero", [1, 2, 3] if self.schedule.get("zero_group") else [0, 1, 2, 3]),
+                self.axis("sequence_parallel", sps),
                 self.axis("recompute", recomputes), layer_splits):
             self.micro_batches(partial(Parallel, d, t, p, c, e, z, sp, recompute, stage_layers=split,
                                        **self.schedule))

@@ -155,8 +155,8 @@ def _fit(runs: list[Run]) -> dict[tuple[str, str], float]:
 #: The groups whose choice of (tensor, pipeline) the search is asked to rank (Megatron-LM's own choices).
 RANKED_GROUPS = ("megatron-2021-t1", "mt-nlg")
 #: The settings a ranking keeps as the run published them; the degrees, microbatch and interleaving are searched.
-_KEPT = ("recompute", "recompute_layers", "sequence_parallel", "zero", "overlap_grad_reduce", "overlap_param_gather",
-         "tp_comm_overlap", "pipeline_engine", "rank_order")
+_KEPT = ("recompute", "recompute_layers", "sequence_parallel", "zero", "zero_group", "overlap_grad_reduce",
+         "overlap_param_gather", "tp_comm_overlap", "pipeline_engine", "rank_order")
 
 
 def rank_published(run: Run, top: int = 200) -> dict:

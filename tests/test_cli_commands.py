@@ -191,6 +191,8 @@ def test_bad_values_exit_2_with_one_line(capsys, argv, line):
         (("parallel", "data", 4), "python -m calc plan: error: parallel.data must be gpus / (tensor_parallel × "
                                   "pipeline_parallel × context_parallel × expert_parallel) = 8, got 4"),
         (("parallel", "zero", True), "python -m calc plan: error: parallel.zero must be a whole number >= 0, got True"),
+        (("parallel", "zero_group", 3), "python -m calc plan: error: parallel.zero_group must be a divisor of "
+                                        "data_parallel (8), got 3"),
     ],
 )
 def test_plan_bad_spec_exit_2_naming_the_field(capsys, spec_file, edit, line):
@@ -219,6 +221,18 @@ def test_search_takes_a_partial_parallel_section(capsys, spec_file):
     out = run_json(capsys, ["search", spec_file(spec), "--top", "5"])
     assert out["fixed"] == {"tensor": 2, "recompute": "full"}
     assert all(p["parallel"]["tensor"] == 2 and p["parallel"]["recompute"] == "full" for p in out["plans"])
+
+
+def test_search_keeps_a_fixed_shard_group(capsys, spec_file):
+    """search with parallel.zero_group: every plan shards within groups of that many replicas (ZeRO 1-3 only), and
+    the splits it does not divide are refused by that rule."""
+    spec = {**SPEC, "batch": {"global_batch": 512}, "parallel": {"zero_group": 4}}
+    out = run_json(capsys, ["search", spec_file(spec), "--top", "20"])
+    assert out["fixed"] == {"zero_group": 4} and out["plans"]
+    assert all(p["parallel"]["zero_group"] == 4 and p["parallel"]["zero"] >= 1 and p["parallel"]["data"] % 4 == 0
+               for p in out["plans"])
+    assert [r["example"]["reason"] for r in out["refused_summary"] if r["rule"].startswith("zero_group")] == \
+        ["zero_group (4) does not divide data_parallel (2)"]
 
 
 def test_hardware_profile_fields_override(capsys, spec_file):

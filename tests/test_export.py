@@ -63,6 +63,8 @@ CASES = [
     ("torchtitan", "llama3-8b", {"zero": 3, "data_parallel": 2, "context_parallel": 2}),
     ("torchtitan", "mixtral-8x7b", {"zero": 3, "pipeline_parallel": 1, "data_parallel": 8}),
     ("torchtitan", "llama3-8b", {"zero": 3, "recompute": "full", "recompute_layers": 16}),
+    ("megatron", "llama3-8b", {"zero_group": 2}),
+    ("torchtitan", "llama3-8b", {"zero": 3, "zero_group": 2}),
     ("deepspeed", "llama3-8b", {}),
     ("deepspeed", "gpt3-175b", {"overlap_grad_reduce": "false"}),
     ("deepspeed", "llama3-8b", {"zero": 3, "zero3_gather": "tensor", "recompute": "full"}),
@@ -311,6 +313,17 @@ def test_megatron_zero_stages(zero, flags, strategy):
     assert ("--use-distributed-optimizer" in args) == (zero >= 1)
 
 
+@pytest.mark.parametrize("zero", [1, 2, 3])
+def test_megatron_hybrid_sharding_is_distributed_optimizer_instances(zero):
+    """Sharded within groups of 2 of the 4 replicas: two instances of the distributed optimizer (Megatron-FSDP's
+    HSDP for ZeRO 2-3); none written without hybrid sharding."""
+    args = megatron_args(preset="llama3-8b", zero=zero, zero_group=2, layers=16)
+    assert args["--num-distributed-optimizer-instances"] == "2"
+    assert "--num-distributed-optimizer-instances" not in megatron_args(preset="llama3-8b", zero=zero, layers=16)
+    assert "--num-distributed-optimizer-instances" not in megatron_args(preset="llama3-8b", zero=zero, zero_group=4,
+                                                                         layers=16)
+
+
 def test_megatron_overlap_switches_follow_the_plan():
     """Gradient overlap as the plan says; the weight gather overlaps only beside it, and ZeRO-3 prefetches."""
     assert "--overlap-grad-reduce" in megatron_args(preset="llama3-8b")
@@ -421,6 +434,12 @@ def test_torchtitan_zero3_is_fsdp_resharding_after_every_forward():
     par = torchtitan_config(zero=3)["config"]["parallelism"]
     assert (par["data_parallel_replicate_degree"], par["data_parallel_shard_degree"]) == (1, 4)
     assert par["fsdp_reshard_after_forward"] == "always" and par["tensor_parallel_degree"] == 2
+
+
+def test_torchtitan_hybrid_sharding_is_replicas_of_shard_groups():
+    """zero_group 2 of 4 replicas: FSDP inside groups of 2, 2 replicas (HSDP)."""
+    par = torchtitan_config(zero=3, zero_group=2)["config"]["parallelism"]
+    assert (par["data_parallel_replicate_degree"], par["data_parallel_shard_degree"]) == (2, 2)
 
 
 def test_torchtitan_zero0_is_ddp_alone():
@@ -564,6 +583,7 @@ def test_deepspeed_megatron_bf16_keeps_fp32_gradients():
     ("llama3-8b", {"zero": 0, "layers": 16}, "overlap_grad_reduce"),
     ("llama3-8b", {"zero": 2, "precision": "megatron-bf16"}, "precision"),
     ("gpt3-175b", {"kernels": "eager"}, "kernels"),
+    ("llama3-8b", {"zero_group": 2, "overlap_grad_reduce": "false"}, "zero_group"),
 ])
 def test_deepspeed_refusals(preset, changes, param):
     """What DeepSpeed and Megatron-DeepSpeed cannot run as planned is refused, naming the setting."""

@@ -54,6 +54,7 @@ def test_the_issue_example():
 @pytest.mark.parametrize("par", [
     parallel(2, 8, 4, zero=1, sequence_parallel=True, interleave=2), parallel(8, 2, 2, 2, recompute="full"),
     parallel(64, zero=3), parallel(64, zero=2), parallel(4, 4, 4, zero=3), parallel(8, 8, tp_comm_overlap=True),
+    parallel(64, zero=3, zero_group=8), parallel(16, 4, zero=1, zero_group=2), parallel(64, zero=2, zero_group=8),
 ])
 def test_step_time_adds_up(par):
     """step = compute + bubble + exposed communication + optimizer; the rows' exposed times sum to the third."""
@@ -285,7 +286,7 @@ _VARIED = (parallel(8, 8, sequence_parallel=True), parallel(8, 8, sequence_paral
            parallel(4, 4, 4, zero=1, tp_comm_overlap=True), parallel(4, 4, 4, zero=1, overlap_grad_reduce=False),
            parallel(4, 4, 4, zero=1, overlap_param_gather=True), parallel(4, 4, 4, stage_layers=[7, 9, 9, 7]),
            parallel(2, 8, 4, zero=2, interleave=4), parallel(16, 4, zero=1), parallel(4, 8, context=2),
-           parallel(64, zero=3))
+           parallel(64, zero=3), parallel(64, zero=3, zero_group=8), parallel(8, 8, zero=1, zero_group=4))
 
 
 @pytest.mark.parametrize("micro", [1, 2])
@@ -757,3 +758,72 @@ def test_megatron_2021_builds_only_even_layouts(kw, message):
         check_combination(LLAMA, 1, 512, HW, par("megatron-2021"))
     assert str(e.value) == message
     assert check_combination(LLAMA, 1, 512, HW, par("megatron")) > 0
+
+
+# ---------------------------------------------------------------------------- hybrid sharding (zero_group)
+
+#: Llama 2 7B on 12 nodes of 8 H100s with 12.5 GB/s of network per GPU: IBM's HSDP run's cluster.
+_LLAMA2_7B = model(32, 4096, 32, 32000, 4096, ffn_hidden=11008, gated_mlp=True)
+_HW96 = hardware(96, profile_name="h100-sxm5-80gb", inter_node_bandwidth=12.5e9)
+
+
+@pytest.mark.parametrize("z", [1, 2, 3])
+def test_a_shard_group_of_every_replica_is_full_sharding(z):
+    """zero_group = data is the default, to the bit."""
+    assert plan(LLAMA, 1, 512, HW, parallel(64, zero=z, zero_group=64)).as_dict() | {"parallel": None} == \
+        plan(LLAMA, 1, 512, HW, parallel(64, zero=z)).as_dict() | {"parallel": None}
+
+
+@pytest.mark.parametrize("z", [1, 2, 3])
+def test_hybrid_sharding_holds_the_states_of_its_shard_group(z):
+    """Sharded over G of 64 replicas, a GPU holds what it holds under full sharding over G GPUs."""
+    hybrid = plan(LLAMA, 1, 512, HW, parallel(64, zero=z, zero_group=8)).memory_per_device
+    alone = plan(LLAMA, 1, 64, hardware(8, profile_name="h100-sxm5-80gb"), parallel(8, zero=z)).memory_per_device
+    full = plan(LLAMA, 1, 512, HW, parallel(64, zero=z)).memory_per_device
+    for term in ("params_bytes", "grads_bytes", "optimizer_bytes", "buffers_bytes"):
+        assert getattr(hybrid, term) == getattr(alone, term)
+    assert hybrid.optimizer_bytes == 8 * full.optimizer_bytes
+
+
+@pytest.mark.parametrize("z", [1, 2, 3])
+def test_hybrid_sharding_reduces_in_the_node_and_all_reduces_the_shards_across(z):
+    """Every ZeRO transfer stays in the shard group (a node); each shard is all-reduced across the 12 nodes'
+    replicas, one call per layer (ZeRO 2-3) or per bucket (ZeRO-1), of 1/8 of the gradients."""
+    pl = plan(_LLAMA2_7B, 2, 192, _HW96, parallel(96, zero=z, zero_group=8))
+    across = [c for c in rows(pl, "data") if "replicas" in c.what]
+    inside = [c for c in rows(pl, "data") if c not in across]
+    assert {(c.group_size, c.intra_node) for c in inside} == {(8, True)}
+    (ar,) = across
+    assert (ar.collective, ar.group_size, ar.intra_node) == ("all-reduce", 12, False)
+    shard_grads = pl.memory_per_device.grads_bytes if z >= 2 else \
+        pl.memory_per_device.grads_bytes / 8  # ZeRO-1 keeps whole gradients, reduces them to an 8th
+    assert ar.bytes_per_call * ar.calls_per_step == pytest.approx(shard_grads, rel=0.01)
+    if z >= 2:
+        assert ar.calls_per_step == 32
+
+
+def test_hybrid_sharding_moves_less_over_a_slow_network():
+    """On a slow network a step of FSDP inside the node with replicas across is faster than sharding over every
+    GPU, and holds more per GPU."""
+    full = plan(_LLAMA2_7B, 2, 192, _HW96, parallel(96, zero=3))
+    hybrid = plan(_LLAMA2_7B, 2, 192, _HW96, parallel(96, zero=3, zero_group=8))
+    network = lambda pl: sum(c.bytes_per_step for c in rows(pl, "data") if not c.intra_node)  # noqa: E731
+    assert network(hybrid) < network(full)
+    assert hybrid.exposed_communication_s < full.exposed_communication_s
+    assert hybrid.memory_per_device.total_bytes > full.memory_per_device.total_bytes
+
+
+@pytest.mark.parametrize("par, message", [
+    (parallel(64, zero=0, zero_group=8), "zero_group must be unset with zero 0 (hybrid sharding shards with ZeRO "
+                                         "1-3), got 8"),
+    (parallel(64, zero=3, zero_group=3), "zero_group must be a divisor of data_parallel (64), got 3"),
+])
+def test_hybrid_sharding_refusals(par, message):
+    with pytest.raises(CalcError) as e:
+        plan(LLAMA, 1, 512, HW, par)
+    assert str(e.value) == message
+
+
+def test_zero_group_is_bounded_before_use():
+    with pytest.raises(CalcError, match="^zero_group must be a whole number"):
+        parallel(64, zero=3, zero_group=0)

@@ -266,7 +266,7 @@ def test_an_enormous_space_is_capped_and_says_so():
         (dict(fixed={"banana": 1}), "banana must be an axis of the search (data, tensor, pipeline, context, expert, "
                                     "zero, sequence_parallel, recompute, interleave, stage_layers, micro_batch, "
                                     "overlap_grad_reduce, overlap_param_gather, tp_comm_overlap, zero3_gather, "
-                                    "recompute_layers, pipeline_engine, rank_order), got 1"),
+                                    "recompute_layers, pipeline_engine, rank_order, zero_group), got 1"),
         (dict(fixed={"recompute": "selective", "recompute_layers": 2}),
          "recompute_layers must be blank unless recompute is full (recompute is selective), got 2"),
         (dict(fixed={"recompute_layers": 33}), "recompute_layers must be a whole number <= 32, got 33"),

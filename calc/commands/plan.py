@@ -87,6 +87,11 @@ _PARALLEL_DEGREES = tuple(
                                   "Context-parallel degree", "Expert-parallel degree"))
 ) + (
     Param("zero", "count", "ZeRO stage (0-3)", default="0", minimum=0, maximum=3, section="parallel"),
+    Param("zero_group", "count", "ZeRO shard group (data-parallel ranks)",
+          help="Blank: all of them. Fewer (a divisor of the data-parallel degree, ZeRO 1-3): the model states are "
+               "sharded inside groups of that many consecutive replicas and all-reduced across the groups, as "
+               "PyTorch's HYBRID_SHARD does with a node.",
+          maximum=_MAX_DEGREE, section="parallel"),
     Param("sequence_parallel", "flag", "Sequence parallelism", default="false", section="parallel"),
     Param("recompute", "choice", "Activation recomputation", default="none", choices=_memory.RECOMPUTE,
           section="parallel"),
@@ -145,7 +150,8 @@ def _spec_parallel(v: dict) -> _plan.Parallel:
     return _plan.parallel(*(v[f"{a}_parallel"] for a in AXES), v["zero"],
                           v["sequence_parallel"], v["recompute"], v["interleave"], v["stage_layers"],
                           v["overlap_grad_reduce"], v["overlap_param_gather"], v["tp_comm_overlap"],
-                          v["zero3_gather"], v["recompute_layers"], v["pipeline_engine"], v["rank_order"])
+                          v["zero3_gather"], v["recompute_layers"], v["pipeline_engine"], v["rank_order"],
+                          v["zero_group"])
 
 
 def _compute_plan(v: dict) -> dict:
