@@ -11,7 +11,9 @@ of these axes, and the result says which were fixed:
 - ``pipeline``: every stage count up to ``layers`` (and 512) that divides the GPUs left; the layers
   split as evenly as possible and, where it balances the embedding and the output
   head, one layer fewer on the first and the last stage (Dubey et al. 2024, §3.3.2);
-- ``data``: what is left; ``zero``: 0-3 (hybrid sharding, ``zero_group``, only when the SPEC fixes it);
+- ``data``: what is left; ``zero``: 0-3; ``zero_group`` (hybrid sharding, ZeRO 1-3): every replica, and
+  where a node holds at least two replicas and the data-parallel group spans more than one node, the
+  replicas of one node (:meth:`_Search.node_group`);
 - ``sequence_parallel``: on and off (with ``tensor > 1``);
 - ``recompute``: none, selective (only with standard attention: with FlashAttention it
   keeps and redoes what ``none`` does), full (of every layer: ``recompute_layers``, the block method that
@@ -39,9 +41,9 @@ from .errors import CalcError
 from .hardware import GIB
 from .model import FLASH, Model
 from .pipeline import stage_layers as _even_stage_layers
-from .plan import (Parallel, assemble, binding_term, bound_from_parts, check_combination, engine_layout_rule, estimate,
-                   heaviest_stage, interleave_room, memory_parts, memory_total, shared_by_interleavings, step_bound,
-                   step_floor, time_parts, workload)
+from .plan import (RANK_ORDERS, Parallel, assemble, binding_term, bound_from_parts, check_combination,
+                   engine_layout_rule, estimate, heaviest_stage, interleave_room, memory_parts, memory_total,
+                   shared_by_interleavings, step_bound, step_floor, time_parts, workload)
 from .hardware import Hardware
 
 __all__ = ["SearchResult", "search", "MAX_TOP", "MAX_CONFIGURATIONS", "SEARCHED"]
@@ -200,7 +202,7 @@ def search(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-ada
     every configuration keeps; the schedule switches (``overlap_grad_reduce``, ...) are
     never searched and come from ``fixed`` or their defaults. So is ``recompute_layers`` (Megatron's block
     recomputation: searching it would multiply the space by the layers per stage): given, it fixes
-    ``recompute`` to full. And so is ``zero_group`` (hybrid sharding): given, only ZeRO 1-3 are searched, and
+    ``recompute`` to full. A given ``zero_group`` (hybrid sharding) is kept: only ZeRO 1-3 are searched, and
     splits whose data-parallel degree it does not divide are refused.
 
     >>> from calc.model import model
@@ -313,14 +315,30 @@ class _Search:
             if broken:
                 layer_splits.remove(split)
                 self.refuse("combination", f"{broken.param} must be {broken.rule}", _family(t, p, c, e, d), str(broken))
-        for z, sp, recompute, split in itertools.product(
+        schedule = {k: x for k, x in self.schedule.items() if k != "zero_group"}
+        groups = [self.schedule["zero_group"]] if "zero_group" in self.schedule else \
+            [None, *self.node_group(t, e, c, p, d)]
+        for z, sp, recompute, split, group in itertools.product(
                 self.axis("zero", [1, 2, 3] if self.schedule.get("zero_group") else [0, 1, 2, 3]),
                 self.axis("sequence_parallel", sps),
-                self.axis("recompute", recomputes), layer_splits):
+                self.axis("recompute", recomputes), layer_splits, groups):
+            if group is not None and z == 0:
+                continue  # hybrid sharding shards with ZeRO 1-3
             self.micro_batches(partial(Parallel, d, t, p, c, e, z, sp, recompute, stage_layers=split,
-                                       **self.schedule))
+                                       zero_group=group, **schedule))
             if self.capped:
                 return
+
+    def node_group(self, t: int, e: int, c: int, p: int, d: int) -> list[int]:
+        """The hybrid shard group a search tries beside full sharding: the replicas one node holds, when there are
+        at least two and the data-parallel group spans more than one node (``[]`` otherwise)."""
+        order = RANK_ORDERS[self.schedule.get("rank_order") or "tp-cp-ep-dp-pp"]
+        sizes = {"tensor": t, "expert": e, "context": c, "pipeline": p, "data": d}
+        stride = 1
+        for axis in order[order.index("data") + 1:]:
+            stride *= sizes[axis]
+        g = self.w.hw.gpus_per_node // stride
+        return [g] if 2 <= g < d and d % g == 0 else []
 
     def micro_batches(self, split) -> None:
         """Each microbatch size and interleaving of one split (``split(v)`` makes it with ``v`` chunks per stage);

@@ -196,13 +196,23 @@ def _recompute_cell(par: Mapping) -> str:
     return par["recompute"] if n is None else f"{par['recompute']}, {n}/chunk"
 
 
+def _zero_cell(par: Mapping) -> str:
+    """The ZeRO stage, and with hybrid sharding the replicas each shard group spans: ``3, groups of 8``.
+
+    >>> _zero_cell({"zero": 3, "zero_group": 8}), _zero_cell({"zero": 1, "zero_group": None})
+    ('3, groups of 8', '1')
+    """
+    g = par.get("zero_group")
+    return str(par["zero"]) if g is None else f"{par['zero']}, groups of {g}"
+
+
 def search_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
     rows = []
     for pl in result["plans"]:
         par = pl["parallel"]
         mem = pl["memory_per_device"]
         rows.append([str(pl["rank"]), str(par["data"]), str(par["tensor"]), str(par["pipeline"]), str(par["context"]),
-                     str(par["expert"]), str(par["zero"]), "on" if par["sequence_parallel"] else "off",
+                     str(par["expert"]), _zero_cell(par), "on" if par["sequence_parallel"] else "off",
                      _recompute_cell(par), str(par["interleave"]), str(par["micro_batch"]),
                      units.format_time(pl["step_time_s"]), format_result("percent", pl["mfu"]),
                      units.format_bytes(mem["total_bytes"], "iec"), pl["why"],

@@ -344,3 +344,27 @@ def test_a_2021_engine_search_keeps_to_the_layouts_it_can_build():
     free = search(m, 256, hw, top=300, fixed={"recompute": "full"})
     shapes = {(pl["parallel"]["pipeline"], pl["parallel"]["interleave"]) for pl in free.plans}
     assert (2, 5) in shapes  # the current engine interleaves two stages, in chunks of 3 and 2 layers
+
+
+def test_hybrid_sharding_is_searched_where_the_replicas_span_nodes(everything):
+    """Beside sharding over every replica, the search tries the replicas of one node as the shard group: only with
+    ZeRO 1-3, only when the data-parallel group spans nodes, and every such plan equals its plan() to the bit."""
+    hybrid = [p for p in everything.plans if p["parallel"]["zero_group"] is not None]
+    assert hybrid
+    for p in hybrid:
+        q = p["parallel"]
+        inside = q["tensor"] * q["context"] * q["expert"]  # the default order: the data ranks stride over these
+        assert q["zero"] >= 1 and q["zero_group"] == 8 // inside < q["data"]
+    one = hybrid[0]["parallel"]
+    pl = plan(LLAMA, one["micro_batch"], 512, HW, parallel(**{k: x for k, x in one.items() if k != "micro_batch"}))
+    assert pl.step_time_s == hybrid[0]["step_time_s"]
+    single = search(LLAMA, 64, hardware(8, profile_name="h100-sxm5-80gb"), top=300)
+    assert all(p["parallel"]["zero_group"] is None for p in single.plans)
+
+
+def test_hybrid_sharding_wins_on_a_slow_network():
+    """Llama 2 7B on 12 nodes of 8 H100s with 12.5 GB/s of network per GPU (IBM's cluster, which ran it with
+    HSDP): sharding inside each node and all-reducing the shards across nodes ranks first."""
+    llama2 = model(32, 4096, 32, 32000, 4096, ffn_hidden=11008, gated_mlp=True, norm="rmsnorm", dropout=False)
+    r = search(llama2, 192, hardware(96, profile_name="h100-sxm5-80gb", inter_node_bandwidth=12.5e9), top=5)
+    assert r.plans[0]["parallel"]["zero_group"] == 8
