@@ -240,7 +240,7 @@ def _megatron_data_parallel(plan: Plan, target: Target) -> list[tuple[str, objec
     if z == 1:
         out.append(("--use-distributed-optimizer", None))
     elif z >= 2:
-        if z == 3 and par.zero3_gather == "tensor":
+        if z == 3 and par.zero3_gather != "layer":
             raise _refuse("zero3_gather", "layer", target, "Megatron-FSDP gathers a layer's weights at once, "
                           "not each tensor as DeepSpeed does", par.zero3_gather)
         out += [("--use-megatron-fsdp", None),
@@ -356,7 +356,7 @@ def _torchtitan_check(plan: Plan, m: Model, precision: str, target: Target) -> N
                       "forward pass it gathers them again every microbatch, not once a step", z)
     if z == 0 and t * p * c * e > 1:
         raise _refuse("zero", "3 when another axis is split", target, "its DDP runs alone", z)
-    if z == 3 and par.zero3_gather == "tensor":
+    if z == 3 and par.zero3_gather != "layer":
         raise _refuse("zero3_gather", "layer", target, "FSDP2 gathers a layer's weights at once", par.zero3_gather)
     if z == 0 and par.data > 1 and not par.overlap_grad_reduce:
         raise _refuse("overlap_grad_reduce", "true", target, "PyTorch DDP always overlaps the gradient all-reduce "
@@ -451,8 +451,9 @@ def _deepspeed_structure(plan: Plan, m: Model, ds: Target, mds: Target) -> None:
     if p > 1 and z >= 2:
         raise _refuse("zero", "0 or 1 with pipeline parallelism", ds, "its pipeline engine refuses ZeRO-2 and "
                       "ZeRO-3", z)
-    if z == 3 and par.zero3_gather == "layer":
-        raise _refuse("zero3_gather", "tensor", ds, "ZeRO-3 gathers each weight tensor", par.zero3_gather)
+    if z == 3 and par.zero3_gather != "tensor":
+        raise _refuse("zero3_gather", "tensor", ds, "ZeRO-3 gathers each weight tensor, and since v0.6.0 without a "
+                      "device synchronize before each (tensor-blocking is DeepSpeed of 2021)", par.zero3_gather)
     if par.zero_group is not None and par.zero_group < par.data:
         raise _refuse("zero_group", "blank (every data-parallel rank)", ds, "it shards over the whole data-parallel "
                       "group; its hpZ and MiCS keep other copies than the plan counts", par.zero_group)

@@ -125,19 +125,22 @@ def collective_time(op: str, link: Link, n: float) -> tuple[float, float]:
     return steps * (g - 1) * link.inter_startup + inside + outside, sent
 
 
-#: Bytes a rank must contribute per NIC for NCCL to spread a collective over another NIC: one step of a
-#: channel's buffer (NCCL_BUFFSIZE, 4 MiB by default, in NCCL_STEPS = 8 slots). Each NCCL channel runs
-#: its own ring through one NIC, and NCCL opens fewer channels for smaller messages, so a small
-#: collective crosses the network on fewer NICs than the node has. An assumption drawn from NCCL's
-#: documented defaults (NCCL environment variables: NCCL_BUFFSIZE, NCCL_MIN_NCHANNELS), checked only
-#: through ``python -m calc validate``.
-RAIL_MIN_BYTES = 256 * 1024
+#: Bytes of a collective per NCCL channel below which NCCL opens fewer channels: ``nBytes < nc·nt·threadThreshold``
+#: with the simple protocol's 64 bytes per thread (``NCCL_SIMPLE_THREAD_THRESHOLD``) and 512 threads
+#: (``NCCL_SIMPLE_MAX_NTHREADS``, the ring's default on NVLink systems); ``nBytes`` is the whole collective's (for an
+#: all-gather or reduce-scatter, the per-rank count times the ranks). Each channel runs its own ring through one
+#: NIC, so a collective smaller than a channel per NIC crosses the network on fewer NICs than the node has.
+#: Source: NCCL v2.9.9 ``src/enqueue.cc`` (``getAlgoInfo``), ``src/graph/tuning.cc``, ``src/include/comm.h``,
+#: ``src/include/devcomm.h``, ``src/misc/argcheck.cc``; unchanged in NCCL's master of 2026.
+RAIL_MIN_BYTES = 64 * 512
 
 
 def rails(n: float, size: int, per_node: int) -> int:
-    """How many of a node's NICs a collective of ``n`` bytes over ``size`` ranks uses.
+    """How many of a node's NICs a collective of ``n`` bytes (the whole collective's, as nccl-tests counts it) over
+    ``size`` ranks uses: one per NCCL channel, at most one per member in the node.
 
-    >>> rails(8e9, 64, 8), rails(64e6, 64, 8), rails(1e6, 64, 8)
-    (8, 3, 1)
+    >>> rails(8e9, 64, 8), rails(64e3, 64, 8), rails(1e3, 64, 8)
+    (8, 1, 1)
     """
-    return max(1, min(per_node, int(n / size // RAIL_MIN_BYTES)))
+    del size  # NCCL sizes its channels by the whole collective's bytes, whatever the ranks
+    return max(1, min(per_node, int(n // RAIL_MIN_BYTES)))

@@ -194,7 +194,20 @@ ZERO3_GATHERS = 2
 #: with activation checkpointing, gathers again in the recomputed forward: its hooks run there too).
 #: Sources: Zhao et al. 2023 §3.1 (FlatParameter); Rajbhandari et al. 2020 §5.3 and DeepSpeed's
 #: ``deepspeed/runtime/zero/partition_parameters.py``.
-ZERO3_GATHER = ("layer", "tensor")
+#:
+#: ``tensor-blocking`` is DeepSpeed's ZeRO-3 before v0.6 (2021): ``_allgather_param`` calls
+#: ``torch.cuda.synchronize()`` before each tensor's gather and ``fetch_sub_module`` waits for the gathers
+#: (``_synchronize_communication``), so no gather overlaps compute; each gather zeroes the whole tensor first,
+#: and it and the gradients' ``_reduce_scatter_gradient`` pass PyTorch's list collectives one chunk per rank,
+#: which ``ProcessGroupNCCL`` copies to or from a flat buffer in one kernel per rank
+#: (:data:`CPU_LAUNCH_S` each, launched one after another by the CPU). DeepSpeed v0.6.0 gathers coalesced
+#: (``all_gather_coalesced``), without the synchronize. Sources: DeepSpeed v0.3.16
+#: ``deepspeed/runtime/zero/partition_parameters.py`` and ``stage3.py``; PyTorch 1.8
+#: ``torch/lib/c10d/ProcessGroupNCCL.cpp`` (``allgather``, ``reduce_scatter``: ``flatten_for_scatter_gather``).
+ZERO3_GATHER = ("layer", "tensor", "tensor-blocking")
+#: CPU time to launch one small kernel (s): the low end of the 5-20 us that Meta's HolisticTraceAnalysis
+#: documentation gives for a kernel launch on the CPU (the GPU profile's ``kernel_overhead_s`` source).
+CPU_LAUNCH_S = 5e-6
 #: ZeRO-3 keeps the current layer's gathered weights and prefetches the next: two layers of
 #: unsharded weights are live. Source: Zhao et al. 2023 §3.3 (forward/backward prefetch).
 ZERO3_LIVE_LAYERS = 2
@@ -962,7 +975,7 @@ def _model_states(w: Workload, par: Parallel, sh: StageShape) -> tuple[float, fl
     buffers = 0.0
     if z >= 3:
         live = ZERO3_LIVE_LAYERS * sh.largest_layer_params
-        if par.zero3_gather == "tensor":  # DeepSpeed: at most max_live_parameters, or the largest tensor
+        if par.zero3_gather != "layer":  # DeepSpeed: at most max_live_parameters, or the largest tensor
             live = min(live, max(DS_MAX_LIVE_PARAMETERS, _largest_tensor(w.m, par, sh.stage)))
         buffers = live * pb
     return params_b, grads_b, opt_b, buffers
@@ -1166,7 +1179,8 @@ def _over_dp(w: Workload, par: Parallel, lay, n_s: int) -> Callable[..., float]:
     DP group (:func:`_dp_axes`), in per-layer calls (ZeRO-2/3) or in gradient buckets (:func:`dp_calls`). Over the
     ``replicate`` ranks each call carries one shard of a call over the shard group: the shard group's calls, each of
     ``bytes / shard ranks``."""
-    per_layer_calls = n_s * (layer_tensors(w.m) if par.zero3_gather == "tensor" else 1)
+    per_layer_calls = n_s * (layer_tensors(w.m) if par.zero3_gather != "layer" else 1)
+    blocking = par.zero3_gather == "tensor-blocking" and par.zero == 3
 
     def over_dp(op: str, n_dense: float, n_expert: float, per_layer: bool = False, part: str = "shard") -> float:
         total = 0.0
@@ -1178,10 +1192,28 @@ def _over_dp(w: Workload, par: Parallel, lay, n_s: int) -> Callable[..., float]:
                              per_layer_calls if per_layer else 0)
             if part == "replicate":
                 n, axes = n / _group_size(axes), _dp_axes(lay, par, expert, part)
-            total += calls * w.collective(op, axes, n / calls)
+            one = w.collective(op, axes, n / calls)
+            if blocking and per_layer and part == "shard":
+                one += list_copies(w.hw, op, _group_size(axes), n / calls)
+            total += calls * one
         return total
 
     return over_dp
+
+
+def list_copies(hw: Hardware, op: str, ranks: int, n: float) -> float:
+    """Seconds one of DeepSpeed 2021's list collectives (``zero3_gather`` ``tensor-blocking``, :data:`ZERO3_GATHER`)
+    adds to the NCCL call of ``n`` bytes over ``ranks`` ranks: one copy kernel per rank, launched one after another
+    by the CPU (:data:`CPU_LAUNCH_S` each), or the copies' HBM traffic if that takes longer: an all-gather zeroes
+    its ``n``-byte buffer and copies every chunk out (``3n``), a reduce-scatter copies every chunk in (``2n``).
+
+    >>> from calc.hardware import hardware
+    >>> hw = hardware(1536, profile_name="a100-sxm4-80gb")
+    >>> round(list_copies(hw, "all-gather", 1536, 3e8) * 1e3, 2)  # 1536 launches of 5 us
+    7.68
+    """
+    traffic = memory_time(hw, (3 if op == "all-gather" else 2) * n, 0)
+    return max(ranks * CPU_LAUNCH_S, traffic)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1209,7 +1241,7 @@ def _data_parallel(w: Workload, par: Parallel, lay, sh: StageShape, n_rec: int) 
     if z == 3:
         ag = over_dp("all-gather", pb * dense, pb * experts, per_layer=True)
         # DeepSpeed gathers again in each recomputed forward: the recomputed layers' share of the gathers
-        regather = (ag if n_rec == n_s else ag * n_rec / n_s) if par.zero3_gather == "tensor" else 0.0
+        regather = (ag if n_rec == n_s else ag * n_rec / n_s) if par.zero3_gather != "layer" else 0.0
     op = _gradient_reduction(w, par)
     if op == "all-reduce":  # ZeRO-0, or fp32 accumulators all-reduced whole
         reduce_s = over_dp(op, gb * dense, gb * experts, part="all")
@@ -1233,8 +1265,11 @@ def _zero_time(par: Parallel, dp: _DataParallel, n_s: int, mw: _MicrobatchWork) 
     rs = dp.zero_reduce
     if z == 2:
         return _overlapped(rs, mw.backward, mw.slowdown)
-    # prefetched one layer ahead: the first layer's gather is exposed, the rest hide behind compute
     ag = dp.zero_gather
+    if par.zero3_gather == "tensor-blocking":  # every gather waits for the device, and the compute for the gathers:
+        # :data:`ZERO3_GATHER`
+        return ZERO3_GATHERS * ag + dp.zero_regather + _overlapped(rs, mw.backward, mw.slowdown)
+    # prefetched one layer ahead: the first layer's gather is exposed, the rest hide behind compute
     return ag / max(1, n_s) + _overlapped(ag, mw.compute - mw.backward, mw.slowdown) \
         + _overlapped(ag + dp.zero_regather + rs, mw.backward, mw.slowdown)
 
@@ -1576,11 +1611,13 @@ class Communication:
 
 
 def _row(strategy: str, op: str, what: str, link: Link, n: float, calls: int, stage: int,
-         exposed: float | None = None) -> Communication | None:
+         exposed: float | None = None, extra: float = 0.0) -> Communication | None:
+    """One row: ``calls`` of ``op`` of ``n`` bytes on ``link``, each taking ``extra`` seconds more than NCCL's call
+    (:func:`list_copies`), which the row's bandwidth does not count."""
     if link.size == 1 or calls == 0 or n <= 0:
         return None
     one, sent = collective_time(op, link, n)
-    total = calls * one
+    total = calls * (one + extra)
     return Communication(strategy, op, what, link.size, n, calls, calls * sent, link.intra_node, total,
                          total if exposed is None else min(total, exposed), stage, sent / one if one > 0 else 0.0)
 
@@ -1643,7 +1680,7 @@ def _data_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout, 
     for label, expert in (("", False), ("expert ", True)):
         axes = _dp_axes(lay, par, expert, "shard")
         link = w.link(axes)
-        tensors = layer_tensors(m) if par.zero3_gather == "tensor" else 1
+        tensors = layer_tensors(m) if par.zero3_gather != "layer" else 1
         if z <= 2:  # after the last microbatch, on the stage whose tail is longest
             params = tail.expert_params if expert else tail.dense_params
             op = _gradient_reduction(w, par)
@@ -1664,15 +1701,22 @@ def _data_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout, 
         if z >= 2:  # every microbatch, by layer, on the slowest stage
             params = slow.expert_params if expert else slow.dense_params
             per_layer = slow.layers * tensors
+            blocking = z == 3 and par.zero3_gather == "tensor-blocking"
+
+            def extra(op: str, n: float) -> float:
+                return list_copies(w.hw, op, link.size, n) if blocking else 0.0
+
+            n = gb * params / per_layer
             dp_rows.append(("zero", _row("data", "reduce-scatter", label + "gradients (every microbatch, by layer)",
-                                         link, gb * params / per_layer, per_layer * mbs, slow.stage)))
+                                         link, n, per_layer * mbs, slow.stage, extra=extra("reduce-scatter", n))))
             if z == 3:
                 regathers = recomputed_layers(par, slow.layers, slow.stage == 0) * tensors \
-                    if par.zero3_gather == "tensor" and par.recompute == "full" else 0
+                    if par.zero3_gather != "layer" and par.recompute == "full" else 0
+                n = pb * params / per_layer
                 dp_rows.append(("zero", _row("data", "all-gather",
-                                             label + "weights (before each forward and backward, by layer)", link,
-                                             pb * params / per_layer,
-                                             (per_layer * ZERO3_GATHERS + regathers) * mbs, slow.stage)))
+                                             label + "weights (before each forward and backward, by layer)", link, n,
+                                             (per_layer * ZERO3_GATHERS + regathers) * mbs, slow.stage,
+                                             extra=extra("all-gather", n))))
     rows: list = []
     for kind, exposed in (("reduce", tail.grad_reduce_exposed_s), ("gather", tail.param_gather_exposed_s),
                           ("zero", slow.zero_s * mbs)):

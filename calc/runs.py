@@ -194,14 +194,16 @@ _RUNS += [
     _run(f"megatron-t2-{scheme}-{'175b' if l == 96 else '530b'}-{n}", "megatron-2021-t2",
          f"Narayanan et al. 2021, Table 2 (row {i + 1})", _eq3_step(gb, l, h, n, x),
          f"{x} TFLOP/s per GPU (Eq. 3, with recomputation)",
-         ("full recomputation; DeepSpeed's ZeRO-3 gathers each weight tensor (the source: 'We integrated ZeRO "
-          "into our codebase using the DeepSpeed Python library'); " if scheme == "zero3" else "t x p = 8 x 12 or 8 x 35 (only the model-parallel "
+         ("full recomputation; DeepSpeed's ZeRO-3 of 2021 (the source: 'We integrated ZeRO into our codebase using "
+          "the DeepSpeed Python library'; DeepSpeed v0.3.13-0.3.16 were current): each weight tensor gathered after "
+          "a device synchronize, through PyTorch's list all-gather and reduce-scatter (zero3_gather "
+          "tensor-blocking); " if scheme == "zero3" else "t x p = 8 x 12 or 8 x 35 (only the model-parallel "
           "size is printed); no interleaving; gradients added per microbatch by LocalDDP's hook (no gradient accumulation "
           "fusion before 2022); ") + "gradient reduction not overlapped; fp16",
          model=_gpt(l, h, a, attention="standard"), batch={"micro_batch": b, "global_batch": gb},
          hardware={**_SELENE, "gpus": n},
          parallel={"data": n // (t * p), "tensor": t, "pipeline": p, "zero": 3 if scheme == "zero3" else 0,
-                   **({"zero3_gather": "tensor"} if scheme == "zero3" else {}), **_MEGATRON_2021},
+                   **({"zero3_gather": "tensor-blocking"} if scheme == "zero3" else {}), **_MEGATRON_2021},
          training={"precision": "megatron-fp16"})
     for i, (scheme, l, h, a, (t, p), gb, n, b, x) in enumerate(_T2)
 ]

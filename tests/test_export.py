@@ -384,6 +384,7 @@ def test_megatron_block_recomputation_counts_per_model_chunk(layers, expected):
 
 @pytest.mark.parametrize("changes,param", [
     ({"zero": 3, "zero3_gather": "tensor"}, "zero3_gather"),
+    ({"zero": 3, "zero3_gather": "tensor-blocking"}, "zero3_gather"),
     ({"tp_comm_overlap": "true", "sequence_parallel": "false"}, "tp_comm_overlap"),
     ({"kernels": "eager"}, "kernels"),
 ])
@@ -514,6 +515,7 @@ def test_torchtitan_refuses_a_block_count_no_k_gives():
 @pytest.mark.parametrize("changes,param", [
     ({"zero": 1}, "zero"), ({"zero": 2}, "zero"), ({"zero": 0, "layers": 8}, "zero"),
     ({"zero": 3, "zero3_gather": "tensor"}, "zero3_gather"),
+    ({"zero": 3, "zero3_gather": "tensor-blocking"}, "zero3_gather"),
     ({"zero": 3, "precision": "fp16-adam"}, "precision"),
     ({"zero": 3, "attention": "standard"}, "attention"),
     ({"zero": 3, "sequence_parallel": "false"}, "sequence_parallel"),
@@ -584,6 +586,7 @@ def test_deepspeed_megatron_bf16_keeps_fp32_gradients():
     ("llama3-8b", {"zero": 2, "precision": "megatron-bf16"}, "precision"),
     ("gpt3-175b", {"kernels": "eager"}, "kernels"),
     ("llama3-8b", {"zero_group": 2, "overlap_grad_reduce": "false"}, "zero_group"),
+    ("llama3-8b", {"zero": 3, "zero3_gather": "tensor-blocking", "recompute": "full"}, "zero3_gather"),
 ])
 def test_deepspeed_refusals(preset, changes, param):
     """What DeepSpeed and Megatron-DeepSpeed cannot run as planned is refused, naming the setting."""

@@ -55,6 +55,7 @@ def test_the_issue_example():
     parallel(2, 8, 4, zero=1, sequence_parallel=True, interleave=2), parallel(8, 2, 2, 2, recompute="full"),
     parallel(64, zero=3), parallel(64, zero=2), parallel(4, 4, 4, zero=3), parallel(8, 8, tp_comm_overlap=True),
     parallel(64, zero=3, zero_group=8), parallel(16, 4, zero=1, zero_group=2), parallel(64, zero=2, zero_group=8),
+    parallel(64, zero=3, recompute="full", zero3_gather="tensor-blocking"),
 ])
 def test_step_time_adds_up(par):
     """step = compute + bubble + exposed communication + optimizer; the rows' exposed times sum to the third."""
@@ -625,7 +626,7 @@ def test_flash3_needs_hopper_or_blackwell():
         (lambda: parallel(sequence_parallel="yes"), "sequence_parallel must be true or false, got 'yes'"),
         (lambda: parallel(tensor=True), "tensor_parallel must be a whole number >= 1, got True"),
         (lambda: parallel(stage_layers=[4, 0]), "stage_layers must be a whole number >= 1, got 0"),
-        (lambda: parallel(zero3_gather="bucket"), "zero3_gather must be one of layer, tensor, got 'bucket'"),
+        (lambda: parallel(zero3_gather="bucket"), "zero3_gather must be one of layer, tensor, tensor-blocking, got 'bucket'"),
         (lambda: parallel(overlap_grad_reduce="no"), "overlap_grad_reduce must be true or false, got 'no'"),
         (lambda: parallel(pipeline_engine="gpipe"),
          "pipeline_engine must be one of megatron, megatron-2021, deepspeed, got 'gpipe'"),
@@ -827,3 +828,32 @@ def test_hybrid_sharding_refusals(par, message):
 def test_zero_group_is_bounded_before_use():
     with pytest.raises(CalcError, match="^zero_group must be a whole number"):
         parallel(64, zero=3, zero_group=0)
+
+
+# ---------------------------------------------------------------------------- DeepSpeed of 2021 (tensor-blocking)
+
+def test_blocking_gathers_are_exposed_with_a_copy_per_rank():
+    """DeepSpeed's ZeRO-3 of 2021: every gather is exposed (the device is synchronised before each), and each
+    call of its list collectives costs at least one CPU launch per rank more than NCCL's call."""
+    from calc.plan import CPU_LAUNCH_S, ZERO3_GATHERS
+    hw = hardware(1536, profile_name="a100-sxm4-80gb")
+    kept = dict(zero=3, recompute="full")
+    now = plan(GPT3, 1, 1536, hw, parallel(1536, zero3_gather="tensor", **kept))
+    then = plan(GPT3, 1, 1536, hw, parallel(1536, zero3_gather="tensor-blocking", **kept))
+    assert then.exposed_communication_s > now.exposed_communication_s
+    for old, new in zip(rows(now, "data"), rows(then, "data")):
+        assert (old.collective, old.calls_per_step, old.bytes_per_call) == \
+            (new.collective, new.calls_per_step, new.bytes_per_call)
+        assert new.time_s >= old.time_s + new.calls_per_step * 1536 * CPU_LAUNCH_S * (1 - 1e-9)
+    (gather,) = [c for c in rows(then, "data") if c.collective == "all-gather"]
+    # the weights' gathers: none hidden (the rows share their exposed time in proportion to their times)
+    assert sum(c.exposed_time_s for c in rows(then, "data")) >= gather.time_s
+    assert then.memory_per_device == now.memory_per_device
+    assert ZERO3_GATHERS == 2
+
+
+def test_list_copies_grow_with_the_ranks_not_the_bytes():
+    from calc.plan import list_copies
+    hw = hardware(1536, profile_name="a100-sxm4-80gb")
+    assert list_copies(hw, "all-gather", 1536, 3e8) == 2 * list_copies(hw, "all-gather", 768, 3e8)
+    assert list_copies(hw, "all-gather", 8, 3e9) > list_copies(hw, "reduce-scatter", 8, 3e9) > 8 * 5e-6

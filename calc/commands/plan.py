@@ -106,7 +106,8 @@ _SCHEDULE = (
     Param("overlap_param_gather", "flag", "ZeRO 1-2 weight gather overlaps the next forward pass", default="false",
           section="parallel"),
     Param("tp_comm_overlap", "flag", "TP collectives overlap the GEMMs", default="false", section="parallel"),
-    Param("zero3_gather", "choice", "ZeRO-3 gathers (layer: PyTorch FSDP; tensor: DeepSpeed)", default="layer",
+    Param("zero3_gather", "choice", "ZeRO-3 gathers (layer: PyTorch FSDP; tensor: DeepSpeed; tensor-blocking: "
+          "DeepSpeed of 2021)", default="layer",
           choices=_plan.ZERO3_GATHER, section="parallel"),
     Param("pipeline_engine", "choice", "Engine (sends and gradient accumulation)", default="megatron",
           choices=_plan.PIPELINE_ENGINES, section="parallel",
