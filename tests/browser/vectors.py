@@ -76,6 +76,11 @@ ATLAS_VECTORS = [
     {**PRESETS["llama3-8b"].inputs},
     {**PRESETS["mixtral-8x7b"].inputs},
     {**PRESETS["mixtral-8x7b"].inputs, "data_parallel": "1", "context_parallel": "2"},
+    # hybrid sharding (zero_group), and DeepSpeed's ZeRO-3 of 2021 (tensor-blocking)
+    {"data_parallel": "128", "pipeline_parallel": "1", "zero": "3", "zero_group": "8", "sequence_parallel": "true",
+     "recompute": "selective"},
+    {"data_parallel": "128", "pipeline_parallel": "1", "zero": "3", "zero3_gather": "tensor-blocking",
+     "recompute": "full"},
 ]
 
 
