@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 
 from .errors import CalcError
 from .model import Model
-from .plan import Plan, chunk_ranges, recomputed_layers, shard_degree
+from .plan import Plan, chunk_ranges, recomputed_layers, replicas, shard_degree
 from .units import format_bytes
 
 __all__ = ["Target", "TARGETS", "FRAMEWORKS", "Launch", "export", "megatron", "torchtitan", "deepspeed"]
@@ -247,8 +247,8 @@ def _megatron_data_parallel(plan: Plan, target: Target) -> list[tuple[str, objec
                 ("--data-parallel-sharding-strategy", "optim_grads" if z == 2 else "optim_grads_params"),
                 ("--use-distributed-optimizer", None), ("--no-gradient-accumulation-fusion", None),
                 ("--ckpt-format", "fsdp_dtensor")]
-    if z >= 1 and shard_degree(par) < par.data:  # hybrid sharding: copies of the sharded state across the groups
-        out.append(("--num-distributed-optimizer-instances", par.data // shard_degree(par)))
+    if replicas(par) > 1:  # hybrid sharding: copies of the sharded state across the groups
+        out.append(("--num-distributed-optimizer-instances", replicas(par)))
     if _data_group(plan) == 1:
         return out
     # ZeRO-2/3 reduce-scatter every microbatch behind the backward pass and ZeRO-3 prefetches its
@@ -400,8 +400,7 @@ def torchtitan(plan: Plan, m: Model, precision: str) -> Launch:
     _torchtitan_check(plan, m, precision, target)
     par = plan.parallel
     t, p, e, z = par.tensor, par.pipeline, par.expert, par.zero
-    replicas = par.data if z == 0 else par.data // shard_degree(par)
-    parallelism: dict = {"data_parallel_replicate_degree": replicas,
+    parallelism: dict = {"data_parallel_replicate_degree": par.data if z == 0 else replicas(par),
                          "data_parallel_shard_degree": 1 if z == 0 else shard_degree(par) * e}
     parallelism |= {"fsdp_reshard_after_forward": "always"} if z == 3 else {}
     parallelism |= {"tensor_parallel_degree": t}

@@ -121,7 +121,7 @@ def collective_time(op: str, link: Link, n: float) -> tuple[float, float]:
     # NCCL's ring visits every rank: each of its g − 1 steps waits for the slowest hop, a network one.
     gi, nodes = link.per_node, link.nodes
     inside = steps * (gi - 1) / gi * n / link.intra_bandwidth if gi > 1 else 0.0
-    outside = steps * (nodes - 1) / nodes * (n / rails(n, g, gi)) / link.inter_bandwidth
+    outside = steps * (nodes - 1) / nodes * (n / rails(n, gi)) / link.inter_bandwidth
     return steps * (g - 1) * link.inter_startup + inside + outside, sent
 
 
@@ -135,12 +135,11 @@ def collective_time(op: str, link: Link, n: float) -> tuple[float, float]:
 RAIL_MIN_BYTES = 64 * 512
 
 
-def rails(n: float, size: int, per_node: int) -> int:
-    """How many of a node's NICs a collective of ``n`` bytes (the whole collective's, as nccl-tests counts it) over
-    ``size`` ranks uses: one per NCCL channel, at most one per member in the node.
+def rails(n: float, per_node: int) -> int:
+    """How many of a node's NICs a collective of ``n`` bytes (the whole collective's, as nccl-tests counts it, however
+    many ranks share it) uses: one per NCCL channel, at most one per member in the node.
 
-    >>> rails(8e9, 64, 8), rails(64e3, 64, 8), rails(1e3, 64, 8)
+    >>> rails(8e9, 8), rails(64e3, 8), rails(1e3, 8)
     (8, 1, 1)
     """
-    del size  # NCCL sizes its channels by the whole collective's bytes, whatever the ranks
     return max(1, min(per_node, int(n // RAIL_MIN_BYTES)))

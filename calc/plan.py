@@ -144,6 +144,7 @@ __all__ = [
     "accumulation_bytes",
     "layer_tensors",
     "shard_degree",
+    "replicas",
 ]
 
 #: How a training step's ranks are laid out, outermost to innermost: Megatron-Core's default ``tp-cp-ep-dp-pp``
@@ -337,6 +338,15 @@ def shard_degree(par: Parallel) -> int:
     (16, 8)
     """
     return par.zero_group or par.data
+
+
+def replicas(par: Parallel) -> int:
+    """Copies of each ZeRO shard across the shard groups: ``data / zero_group`` with hybrid sharding, else 1.
+
+    >>> replicas(parallel(data=16, zero=3)), replicas(parallel(data=16, zero=3, zero_group=4))
+    (1, 4)
+    """
+    return par.data // shard_degree(par) if par.zero else 1
 
 
 def recomputed_layers(par: Parallel, n_s: int, first: bool) -> int:
@@ -927,10 +937,6 @@ def layer_tensors(m: Model) -> int:
     return (4 + (1 if m.gated_mlp else 0) + 2) * (2 if m.biases else 1)
 
 
-#: The parts of a weight's data-parallel group (:func:`_dp_axes`).
-DP_PARTS = ("all", "shard", "replicate")
-
-
 def _dp_axes(lay: Layout, par: Parallel, expert: bool, part: str = "all") -> tuple[tuple[int, int], ...]:
     """The (stride, size) axes of a weight's data-parallel group: ``all`` the ranks its gradients are reduced over,
     data × context (× expert for a dense weight); the ``shard`` group its ZeRO states are sharded over, G consecutive
@@ -939,7 +945,7 @@ def _dp_axes(lay: Layout, par: Parallel, expert: bool, part: str = "all") -> tup
 
     >>> from calc.model import model
     >>> par = parallel(data=16, tensor=2, zero=3, zero_group=4)
-    >>> [_dp_axes(layout(model(4, 64, 4, 100, 16), par), par, False, k) for k in DP_PARTS]
+    >>> [_dp_axes(layout(model(4, 64, 4, 100, 16), par), par, False, k) for k in ("all", "shard", "replicate")]
     [((2, 16),), ((2, 4),), ((8, 4),)]
     """
     s_d, g = lay.strides["data"], shard_degree(par)
@@ -950,14 +956,6 @@ def _dp_axes(lay: Layout, par: Parallel, expert: bool, part: str = "all") -> tup
         if not expert:
             axes.append((lay.strides["expert"], par.expert))
     return tuple(a for a in axes if a[1] > 1) or ((1, 1),)
-
-
-def _group_size(axes: tuple[tuple[int, int], ...]) -> int:
-    """Ranks in the group spanned by ``axes``."""
-    n = 1
-    for _, k in axes:
-        n *= k
-    return n
 
 
 def _model_states(w: Workload, par: Parallel, sh: StageShape) -> tuple[float, float, float, float]:
@@ -1180,7 +1178,6 @@ def _over_dp(w: Workload, par: Parallel, lay, n_s: int) -> Callable[..., float]:
     ``replicate`` ranks each call carries one shard of a call over the shard group: the shard group's calls, each of
     ``bytes / shard ranks``."""
     per_layer_calls = n_s * (layer_tensors(w.m) if par.zero3_gather != "layer" else 1)
-    blocking = par.zero3_gather == "tensor-blocking" and par.zero == 3
 
     def over_dp(op: str, n_dense: float, n_expert: float, per_layer: bool = False, part: str = "shard") -> float:
         total = 0.0
@@ -1191,10 +1188,10 @@ def _over_dp(w: Workload, par: Parallel, lay, n_s: int) -> Callable[..., float]:
             calls = dp_calls(n / max(1, w.prec.param_bytes) if not per_layer else 0, axes,
                              per_layer_calls if per_layer else 0)
             if part == "replicate":
-                n, axes = n / _group_size(axes), _dp_axes(lay, par, expert, part)
+                n, axes = n / w.link(axes).size, _dp_axes(lay, par, expert, part)
             one = w.collective(op, axes, n / calls)
-            if blocking and per_layer and part == "shard":
-                one += list_copies(w.hw, op, _group_size(axes), n / calls)
+            if per_layer and part == "shard":
+                one += _blocking_copies(w, par, op, w.link(axes).size, n / calls)
             total += calls * one
         return total
 
@@ -1214,6 +1211,12 @@ def list_copies(hw: Hardware, op: str, ranks: int, n: float) -> float:
     """
     traffic = memory_time(hw, (3 if op == "all-gather" else 2) * n, 0)
     return max(ranks * CPU_LAUNCH_S, traffic)
+
+
+def _blocking_copies(w: Workload, par: Parallel, op: str, ranks: int, n: float) -> float:
+    """:func:`list_copies` of one ZeRO-3 call under ``zero3_gather`` ``tensor-blocking``; 0 otherwise."""
+    blocking = par.zero == 3 and par.zero3_gather == "tensor-blocking"
+    return list_copies(w.hw, op, ranks, n) if blocking else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -1247,7 +1250,7 @@ def _data_parallel(w: Workload, par: Parallel, lay, sh: StageShape, n_rec: int) 
         reduce_s = over_dp(op, gb * dense, gb * experts, part="all")
     elif z == 1:
         reduce_s = over_dp(op, gb * dense, gb * experts)
-    if z >= 1 and shard_degree(par) < par.data:  # hybrid: each shard all-reduced across the replicas, once a step
+    if replicas(par) > 1:  # hybrid: each shard all-reduced across the replicas, once a step
         reduce_s += over_dp("all-reduce", gb * dense, gb * experts, per_layer=z >= 2, part="replicate")
     if z in (1, 2):
         gather = over_dp("all-gather", pb * dense, pb * experts)
@@ -1675,7 +1678,6 @@ def _data_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout, 
                         tail: StageCost) -> list:
     """The DP/ZeRO transfers: gradient reduction and weight gathers, dense and expert weights apart."""
     m, pb, gb, z, mbs = w.m, w.prec.param_bytes, w.prec.grad_bytes, par.zero, est.microbatches_per_step
-    hybrid = z >= 1 and shard_degree(par) < par.data
     dp_rows: list = []
     for label, expert in (("", False), ("expert ", True)):
         axes = _dp_axes(lay, par, expert, "shard")
@@ -1692,23 +1694,19 @@ def _data_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout, 
             gathers = dp_calls(params, axes)
             dp_rows.append(("gather", _row("data", "all-gather", label + "updated weights", link,
                                            pb * params / gathers, gathers, tail.stage)) if z else ("gather", None))
-        if hybrid:  # each shard across the replicas, after the last microbatch, in the shard group's calls
+        if replicas(par) > 1:  # each shard across the replicas, after the last microbatch, in the shard group's calls
             params = tail.expert_params if expert else tail.dense_params
             calls = tail.layers * tensors if z >= 2 else dp_calls(params, axes)
             dp_rows.append(("reduce", _row("data", "all-reduce", label + "gradient shards across the replicas",
                                            w.link(_dp_axes(lay, par, expert, "replicate")),
-                                           gb * params / _group_size(axes) / calls, calls, tail.stage)))
+                                           gb * params / link.size / calls, calls, tail.stage)))
         if z >= 2:  # every microbatch, by layer, on the slowest stage
             params = slow.expert_params if expert else slow.dense_params
             per_layer = slow.layers * tensors
-            blocking = z == 3 and par.zero3_gather == "tensor-blocking"
-
-            def extra(op: str, n: float) -> float:
-                return list_copies(w.hw, op, link.size, n) if blocking else 0.0
-
             n = gb * params / per_layer
             dp_rows.append(("zero", _row("data", "reduce-scatter", label + "gradients (every microbatch, by layer)",
-                                         link, n, per_layer * mbs, slow.stage, extra=extra("reduce-scatter", n))))
+                                         link, n, per_layer * mbs, slow.stage,
+                                         extra=_blocking_copies(w, par, "reduce-scatter", link.size, n))))
             if z == 3:
                 regathers = recomputed_layers(par, slow.layers, slow.stage == 0) * tensors \
                     if par.zero3_gather != "layer" and par.recompute == "full" else 0
@@ -1716,7 +1714,7 @@ def _data_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout, 
                 dp_rows.append(("zero", _row("data", "all-gather",
                                              label + "weights (before each forward and backward, by layer)", link, n,
                                              (per_layer * ZERO3_GATHERS + regathers) * mbs, slow.stage,
-                                             extra=extra("all-gather", n))))
+                                             extra=_blocking_copies(w, par, "all-gather", link.size, n))))
     rows: list = []
     for kind, exposed in (("reduce", tail.grad_reduce_exposed_s), ("gather", tail.param_gather_exposed_s),
                           ("zero", slow.zero_s * mbs)):

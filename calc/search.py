@@ -41,9 +41,9 @@ from .errors import CalcError
 from .hardware import GIB
 from .model import FLASH, Model
 from .pipeline import stage_layers as _even_stage_layers
-from .plan import (RANK_ORDERS, Parallel, assemble, binding_term, bound_from_parts, check_combination,
+from .plan import (Parallel, assemble, binding_term, bound_from_parts, check_combination,
                    engine_layout_rule, estimate, heaviest_stage, interleave_room, memory_parts, memory_total,
-                   shared_by_interleavings, step_bound, step_floor, time_parts, workload)
+                   layout, shared_by_interleavings, step_bound, step_floor, time_parts, workload)
 from .hardware import Hardware
 
 __all__ = ["SearchResult", "search", "MAX_TOP", "MAX_CONFIGURATIONS", "SEARCHED"]
@@ -332,11 +332,8 @@ class _Search:
     def node_group(self, t: int, e: int, c: int, p: int, d: int) -> list[int]:
         """The hybrid shard group a search tries beside full sharding: the replicas one node holds, when there are
         at least two and the data-parallel group spans more than one node (``[]`` otherwise)."""
-        order = RANK_ORDERS[self.schedule.get("rank_order") or "tp-cp-ep-dp-pp"]
-        sizes = {"tensor": t, "expert": e, "context": c, "pipeline": p, "data": d}
-        stride = 1
-        for axis in order[order.index("data") + 1:]:
-            stride *= sizes[axis]
+        order = self.schedule.get("rank_order")
+        stride = layout(self.w.m, Parallel(d, t, p, c, e, **({"rank_order": order} if order else {}))).strides["data"]
         g = self.w.hw.gpus_per_node // stride
         return [g] if 2 <= g < d and d % g == 0 else []
 

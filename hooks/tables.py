@@ -73,10 +73,7 @@ def render_value(marker: Marker) -> str:
     if fmt not in ("text", "raw"):
         raise MarkerError(f"format must be text or raw, got {fmt!r}")
     out = evaluate(cmd.name, arguments.inputs(marker, cmd))
-    if "." in key:
-        unit, value = _nested(cmd, key, out)
-    else:
-        unit, value = _result(cmd, key).unit, out[key]
+    unit, value = _cell(cmd, key, out)
     if fmt == "raw":
         return json.dumps(value)
     return format_result(unit, value)

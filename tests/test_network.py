@@ -36,9 +36,9 @@ def test_a_whole_node_group_spreads_large_messages_over_its_nics():
 def test_small_messages_use_fewer_nics():
     """A message too small to fill a channel per NIC uses fewer NICs: NCCL counts the whole collective's bytes,
     however many ranks share them."""
-    assert rails(8 * RAIL_MIN_BYTES, 64, 8) == 8 and rails(3 * RAIL_MIN_BYTES + 1, 64, 8) == 3
-    assert rails(RAIL_MIN_BYTES - 1, 64, 8) == 1 and rails(1, 64, 8) == 1
-    assert rails(3e8, 1536, 8) == rails(3e8, 64, 8) == 8
+    assert rails(8 * RAIL_MIN_BYTES, 8) == 8 and rails(3 * RAIL_MIN_BYTES + 1, 8) == 3
+    assert rails(RAIL_MIN_BYTES - 1, 8) == 1 and rails(1, 8) == 1
+    assert rails(3e8, 8) == 8
 
 
 def test_ring_startup_grows_with_the_ranks():
