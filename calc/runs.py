@@ -60,6 +60,10 @@ class Run:
     step_time_s: float  #: measured (or derived from a printed throughput with the source's formula)
     measured: str  #: what the source printed
     assumed: str  #: inputs the source does not publish, and the values taken
+    #: The source does not publish the microbatch size: :func:`calc.validate.predict_run` takes the
+    #: fastest that fits among the divisors of the sequences per replica, as whoever tuned the run
+    #: for its published throughput would have (``batch.micro_batch`` is then left out of ``spec``).
+    open_micro_batch: bool = False
 
     @property
     def gpus(self) -> int:
@@ -78,9 +82,10 @@ def _eq3_step(global_batch: int, layers: int, hidden: int, gpus: int, tflops: fl
     return megatron_flops(global_batch, seq, layers, hidden, vocab) / (gpus * tflops * 1e12)
 
 
-def _run(name: str, group: str, source: str, step: float, measured: str, assumed: str, **sections) -> Run:
+def _run(name: str, group: str, source: str, step: float, measured: str, assumed: str,
+         open_micro_batch: bool = False, **sections) -> Run:
     return Run(name, group, source, MappingProxyType({k: MappingProxyType(v) for k, v in sections.items()}),
-               step, measured, assumed)
+               step, measured, assumed, open_micro_batch)
 
 
 _SELENE = {"profile": "a100-sxm4-80gb"}
@@ -255,10 +260,11 @@ _RUNS += [
          "NVIDIA/Megatron-LM README, Performance Benchmarking (images/model_table.png, Megatron-Core r0.8.0)",
          _mcore_step(l, h, a, gb, n, x), f"{x} TFLOP/s per GPU (model FLOPs)",
          "Transformer Engine's fused attention (FlashAttention-3 class); GeLU MLP of 4h, multi-head attention, rotary positions, untied (the README gives only h, heads, layers, "
-         "V = 131,072, s = 4,096); microbatch 1; no interleaving; distributed optimizer (ZeRO-1); sequence "
-         "parallelism with TP; no recomputation",
+         "V = 131,072, s = 4,096); the microbatch size is not published: the fastest that fits; no interleaving; "
+         "distributed optimizer (ZeRO-1) with gradients reduced in fp32 (Megatron-LM's default for bf16); sequence "
+         "parallelism with TP; no recomputation", open_micro_batch=True,
          model={"layers": l, "hidden": h, "heads": a, "vocab": 131072, "seq_len": 4096, "attention": "flash3"},
-         batch={"micro_batch": 1, "global_batch": gb}, hardware={"profile": "h100-sxm5-80gb", "gpus": n},
+         batch={"global_batch": gb}, hardware={"profile": "h100-sxm5-80gb", "gpus": n},
          parallel={"data": n // (t * p), "tensor": t, "pipeline": p, "zero": 1, "sequence_parallel": t > 1,
                    "overlap_param_gather": True, "tp_comm_overlap": True},
          training={"precision": "megatron-bf16"})

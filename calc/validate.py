@@ -27,7 +27,7 @@ from . import plan as _plan
 from .runs import BOUNDS, GROUPS, REFERENCE_GROUPS, RUNS, SWEEPS, Run, Sweep
 from .spec import flatten
 
-__all__ = ["RunResult", "GroupSummary", "Validation", "validate", "predict", "rank_published", "check_sweep",
+__all__ = ["RunResult", "GroupSummary", "Validation", "validate", "predict", "predict_run", "rank_published", "check_sweep",
            "FITTED", "GRID", "RANKED_GROUPS"]
 
 #: The constants cross-validation fits, each a (profile family, field): the family's profiles share it.
@@ -51,6 +51,8 @@ class RunResult:
     memory_gib: float  #: the most loaded GPU's memory, reserve included (GiB)
     capacity_gib: float
     mfu: float
+    micro_batch: int  #: sequences per microbatch in the predicted plan
+    micro_batch_chosen: bool  #: the source does not publish it: the fastest that fits (:func:`predict_run`)
     source: str
     measured: str
     assumed: str
@@ -108,12 +110,32 @@ def predict(spec, gpus: dict | None = None) -> _plan.Plan:
     return _plan.plan(_spec_model(v), v["micro_batch"], v["global_batch"], hw, _spec_parallel(v), v["precision"])
 
 
+def predict_run(run: Run, gpus: dict | None = None) -> _plan.Plan:
+    """The plan of a run; with :attr:`~calc.runs.Run.open_micro_batch`, of its fastest microbatch size that fits.
+
+    The sizes tried are the divisors of the sequences each data-parallel replica takes per step
+    (``global_batch / data``); when none fits, the smallest is kept (its plan says it does not fit).
+
+    >>> r = next(r for r in RUNS if r.open_micro_batch)
+    >>> pl = predict_run(r)
+    >>> pl.memory_per_device.fits, pl.step_time_s <= predict(r.spec).step_time_s
+    (True, True)
+    """
+    if not run.open_micro_batch:
+        return predict(run.spec, gpus)
+    per_replica = int(run.spec["batch"]["global_batch"]) // int(run.spec["parallel"]["data"])
+    plans = [predict({**run.spec, "batch": {**run.spec["batch"], "micro_batch": b}}, gpus)
+             for b in range(1, per_replica + 1) if per_replica % b == 0]
+    fitting = [pl for pl in plans if pl.memory_per_device.fits]
+    return min(fitting, key=lambda pl: pl.step_time_s) if fitting else plans[0]
+
+
 def _result(run: Run, gpus: dict | None = None) -> RunResult:
-    pl = predict(run.spec, gpus)
+    pl = predict_run(run, gpus)
     mem = pl.memory_per_device
     return RunResult(run.name, run.group, run.gpus, run.step_time_s, pl.step_time_s,
                      pl.step_time_s / run.step_time_s - 1, mem.fits, mem.total_gib, mem.capacity_gib, pl.mfu,
-                     run.source, run.measured, run.assumed)
+                     pl.micro_batch, run.open_micro_batch, run.source, run.measured, run.assumed)
 
 
 def _summary(group: str, results: list[RunResult]) -> GroupSummary:

@@ -51,7 +51,8 @@ def _runs(v: dict) -> Table:
         s = sources[r["name"]]
         rows.append((r["name"], str(r["gpus"]), format_time(r["measured_step_s"]),
                      format_time(r["predicted_step_s"]), _pct(r["error"]), "yes" if r["fits"] else "no",
-                     f"{s['source']}. Printed: {s['measured']}. Assumed: {s['assumed']}"))
+                     f"{s['source']}. Printed: {s['measured']}. Assumed: {s['assumed']}"
+                     + (f" (taken: {r['micro_batch']})" if r["micro_batch_chosen"] else "")))
     return Table(("Run", "GPUs", "Measured step", "Predicted step", "Error", "Fits", "Source, and what was assumed"),
                  tuple(rows), ("l", "r", "r", "r", "r", "l", "l"))
 

@@ -6,7 +6,7 @@ import pytest
 
 from calc.api import evaluate
 from calc.runs import BOUNDS, GROUPS, REFERENCE_GROUPS, RUNS
-from calc.validate import predict, validate
+from calc.validate import predict, predict_run, validate
 
 
 def test_every_run_is_a_valid_spec_with_a_source():
@@ -29,6 +29,23 @@ def test_table_1_steps_derive_from_eq_3():
 
     r = next(r for r in RUNS if r.name == "megatron-t1-1008.0B")
     assert megatron_flops(3072, 2048, 128, 25600, 51200) / (3072 * r.step_time_s) == pytest.approx(163e12)
+
+
+def test_an_unpublished_microbatch_is_the_fastest_that_fits():
+    """Megatron-Core's table gives no microbatch size: each of its runs is predicted with the fastest divisor of its
+    sequences per replica that fits, and the run's result says which; runs that publish theirs keep it."""
+    open_runs = [r for r in RUNS if r.open_micro_batch]
+    assert {r.group for r in open_runs} == {"megatron-core-h100"}
+    assert all("micro_batch" not in r.spec["batch"] for r in open_runs)
+    for r in open_runs[:4]:
+        chosen = predict_run(r)
+        per_replica = r.spec["batch"]["global_batch"] // r.spec["parallel"]["data"]
+        others = [predict({**r.spec, "batch": {**r.spec["batch"], "micro_batch": b}})
+                  for b in range(1, per_replica + 1) if per_replica % b == 0]
+        assert chosen.memory_per_device.fits
+        assert chosen.step_time_s == min(p.step_time_s for p in others if p.memory_per_device.fits)
+    published = next(r for r in RUNS if not r.open_micro_batch and r.spec["batch"]["micro_batch"] > 1)
+    assert predict_run(published).micro_batch == published.spec["batch"]["micro_batch"]
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,8 @@ from ..command import Command, Param, Result
 def _compute_validate(v: dict) -> dict:
     val = _validate.validate(cross_validate=v["cross_validate"], rank=v["rank"])
     runs = [{"name": r.name, "group": r.group, "gpus": r.gpus, "measured_step_s": r.measured_step_s,
-             "predicted_step_s": r.predicted_step_s, "error": r.error, "fits": r.fits, "memory_gib": r.memory_gib}
+             "predicted_step_s": r.predicted_step_s, "error": r.error, "fits": r.fits, "memory_gib": r.memory_gib,
+             "micro_batch": r.micro_batch, "micro_batch_chosen": r.micro_batch_chosen}
             for r in val.runs]
     summary = [asdict(g) for g in (val.reference, *val.groups, val.overall)]
     if v["cross_validate"]:
