@@ -245,7 +245,7 @@ def prefill_layer(m: Model, hw: Hardware, attn_hw: Hardware, batch: int, prompt:
     >>> p = prefill_layer(llama, h100, h100, 8, 2048)
     >>> flops = 2 * 8 * 2048 * 218_103_808 + 2 * 8 * 32 * 2048**2 * 128
     >>> round(flops / p.time_s / 1e12)  # TFLOP/s: compute-bound
-    561
+    548
     """
     mp = replace(m, seq_len=prompt)
     w = layer_work(mp, hw, batch, t, c, e, False, "none", m.attention, moe, 2.0, memo)

@@ -83,6 +83,7 @@ class Profile:
     flash3_backward_ratio: float | None
     kernel_overhead_s: float  #: fixed cost of launching one kernel (s)
     comm_sms: int  #: SMs a running collective holds (one thread block per NCCL channel)
+    gemm_k_half: float  #: inner dimension K at which a GEMM tile spends half its time outside its main loop
     sources: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))  #: field → where it comes from
 
     def as_dict(self) -> dict:
@@ -132,6 +133,8 @@ _A100 = {
     "gemm_efficiency": "fitted (python -m calc validate): 0.76 is what Megatron-LM's measured A100 runs sustain "
                        "(Narayanan et al. 2021 Tables 1-2, Korthikanti et al. 2022); isolated cuBLASLt fp16 GEMMs "
                        "reach 0.81-0.82 at 8192^3-16384^3 ([Azure]) and 0.87 at the best shape ([Bekman])",
+    "gemm_k_half": "assumed: the H100's time outside a tile's main loop (200 x 2 x 256 x 128 FLOPs at 0.8 of its "
+                   "peak per SM: 2.2 us) at the A100's best-shape rate per SM (0.87 of 312 TFLOP/s over 108 SMs): 84",
     "attention_efficiency": "Dao 2023 (FlashAttention-2) §4.1: up to 230 TFLOP/s forward, 73 % of the A100's "
                             "peak; [Azure]: 179.5 TFLOP/s at head dim 64, sequence 8K",
     "attention_backward_ratio": "Dao 2023 §4.1: backward 'up to 63 %' against forward 73 % of peak: 0.86",
@@ -156,6 +159,10 @@ _H100 = {
     "gemm_efficiency": "fitted (python -m calc validate): 0.66 is what NVIDIA's measured NeMo and Megatron-Core "
                        "H100 runs sustain under the 700 W power limit; an isolated bf16 matmul at its best shape "
                        "reaches 794.5 TFLOP/s = 0.80 ([Bekman])",
+    "gemm_k_half": "fitted to measured cuBLAS bf16 GEMMs on the H100: OpenXLA's matmul table "
+                   "(xla/service/gpu/model/matmul_interpolator_data.h, sm_90, tensorflow/tensorflow 372d578): the 75 "
+                   "shapes of 30 us or more, M, N, K of 256-4096, match within 3.6 % (mean |log|) with 200 (48: 8.9 %); "
+                   "tile-lang's H800 sweep of K at M = N = 8192 (386-766 TFLOP/s for K = 256-16384) fits 260",
     "attention_efficiency": "Dao 2023 §4.1: FlashAttention-2 on the H100 'up to 335 TFLOPs/s' (0.34 of 989); "
                             "[Azure]: 327.9 TFLOP/s at head dim 128, sequence 8K; Shah et al. 2024: '35% utilization'",
     "attention_backward_ratio": "as FlashAttention-2 on the A100 (0.86), a little lower: 0.8",
@@ -179,6 +186,7 @@ _B200 = {
     "hbm_efficiency": "assumed 0.9 (no published STREAM measurement found)",
     "gemm_efficiency": "assumed: the H100's ratio of sustained to best-shape throughput (0.66/0.80) applied to the "
                        "B200's best shape, 1745 TFLOP/s bf16 = 0.78 ([Bekman]): 0.64. No measured B200 run checks it",
+    "gemm_k_half": "assumed as the H100's (no published measurement of GEMM throughput against K found)",
     "attention_efficiency": "assumed: FlashAttention-2's generic kernels reach a share of the peak like the H100's",
     "attention_backward_ratio": "as the H100",
     "flash3_efficiency": "assumed: cuDNN's fused attention on Blackwell as FlashAttention-3 on the H100 (no "
@@ -190,11 +198,11 @@ _B200 = {
 def _p(name: str, title: str, *, memory: float, peak: dict, hbm: float, sms: int, gpn: int, nvlink: float,
        nic: float, sources: dict, gemm: float, attention: float, attention_bwd: float, intra_eff: float,
        allreduce_eff: float, inter_eff: float, intra_alpha: float, inter_alpha: float, hbm_eff: float,
-       comm_sms: int, flash3: float | None = None, flash3_bwd: float | None = None,
+       comm_sms: int, k_half: float, flash3: float | None = None, flash3_bwd: float | None = None,
        tile: tuple[int, int] = (256, 128), overhead: float = 2e-6) -> Profile:
     return Profile(name, title, memory, MappingProxyType(peak), hbm, sms, tile, gpn, nvlink, nic, intra_eff,
                    allreduce_eff, inter_eff, intra_alpha, inter_alpha, hbm_eff, gemm, attention, attention_bwd,
-                   flash3, flash3_bwd, overhead, comm_sms, MappingProxyType({**_SRC_COMMON, **sources}))
+                   flash3, flash3_bwd, overhead, comm_sms, k_half, MappingProxyType({**_SRC_COMMON, **sources}))
 
 
 MIB = 2.0**20
@@ -204,13 +212,14 @@ _B200_PEAK = {"fp32": 80e12, "tf32": 1125e12, "bf16": 2250e12, "fp16": 2250e12, 
               "int8": 4500e12}
 _A100_K = dict(peak=_A100_PEAK, sms=108, gpn=8, nvlink=300e9, nic=25e9, gemm=0.76, attention=0.72,
                attention_bwd=0.86, intra_eff=0.77, allreduce_eff=0.77, inter_eff=0.9, intra_alpha=3e-6,
-               inter_alpha=4e-6, hbm_eff=0.83, comm_sms=16)
+               inter_alpha=4e-6, hbm_eff=0.83, comm_sms=16, k_half=84)
 _H100_K = dict(peak=_H100_PEAK, sms=132, gpn=8, nvlink=450e9, nic=50e9, gemm=0.66, attention=0.35,
                attention_bwd=0.8, flash3=0.75, flash3_bwd=0.7, intra_eff=0.82, allreduce_eff=1.06, inter_eff=0.94, intra_alpha=1e-6,
-               inter_alpha=4e-6, comm_sms=24)
+               inter_alpha=4e-6, comm_sms=24, k_half=200)
 _B200_K = dict(sms=148, nvlink=900e9, nic=50e9, gemm=0.64, attention=0.3, attention_bwd=0.8, flash3=0.7,
                flash3_bwd=0.7, intra_eff=0.76,
-               allreduce_eff=0.93, inter_eff=0.94, intra_alpha=1e-6, inter_alpha=4e-6, hbm_eff=0.9, comm_sms=24)
+               allreduce_eff=0.93, inter_eff=0.94, intra_alpha=1e-6, inter_alpha=4e-6, hbm_eff=0.9, comm_sms=24,
+               k_half=200)
 
 _ALL = (
     _p("a100-sxm4-40gb", "NVIDIA A100 SXM4 40GB (DGX A100)", memory=40960 * MIB, hbm=1555e9, **_A100_K,

@@ -11,7 +11,8 @@ FLOPs per copy, in a roofline with the losses a GPU really has::
 - wave quantization ``q_wave = tiles / (⌈tiles/SMs⌉ · SMs)``: the last wave of tiles
   leaves SMs idle;
 - ``K/(K + K_½)``: a short inner dimension cannot hide each tile's prologue and
-  epilogue (``K_½`` = :data:`GEMM_K_HALF`);
+  epilogue (``K_½``: the profile's ``gemm_k_half``, fitted to measured cuBLAS GEMMs on the H100,
+  where a tile's fixed time is about 2.2 µs);
 - bytes: ``A``, ``B`` read and ``C`` written once (``element_bytes`` each; the weights ``B``
   at ``weight_bytes`` when they are stored narrower than they are computed, as int4
   weight-only quantization stores them);
@@ -42,14 +43,8 @@ import math
 
 from .hardware import Hardware
 
-__all__ = ["gemm_time", "memory_time", "flash_attention_time", "GEMM_K_HALF", "ATTENTION_L_HALF"]
+__all__ = ["gemm_time", "memory_time", "flash_attention_time", "ATTENTION_L_HALF"]
 
-#: Inner dimension at which a GEMM tile spends half its time on prologue and epilogue. With
-#: ``K = 128`` (an attention head) a tile reaches 0.73 of its large-K throughput; with
-#: ``K >= 4096`` above 0.99. Chosen from the shape of cuBLAS's throughput against K in NVIDIA's
-#: Matrix Multiplication Background guide (its Figure "performance vs K" saturates past K of a few
-#: hundred).
-GEMM_K_HALF = 48
 #: Key length at which a FlashAttention kernel reaches half its long-sequence throughput (fitted to
 #: the causal, head-dim-128 curves of FlashAttention-2's Figure 4).
 ATTENTION_L_HALF = 256
@@ -74,9 +69,12 @@ def gemm_time(hw: Hardware, m: int, n: int, k: int, batch: int = 1, element_byte
     >>> from calc.hardware import hardware
     >>> a100 = hardware(8, profile_name="a100-sxm4-80gb")
     >>> round(2 * 8192**3 / gemm_time(a100, 8192, 8192, 8192) / 1e12)  # TFLOP/s of a large GEMM
-    235
+    234
     >>> round(2 * 2048 * 64 * 12288 / gemm_time(a100, 2048, 64, 12288) / 1e12)  # a skinny one
-    91
+    90
+    >>> h100 = hardware(8, profile_name="h100-sxm5-80gb")  # a short K: measured (H800) 386 of 766 TFLOP/s
+    >>> [round(2 * 8192**2 * k / gemm_time(h100, 8192, 8192, k) / 1e12) for k in (256, 16384)]
+    [348, 625]
     """
     if m <= 0 or n <= 0 or k <= 0 or batch <= 0:
         return 0.0
@@ -94,7 +92,7 @@ def gemm_time(hw: Hardware, m: int, n: int, k: int, batch: int = 1, element_byte
             tiles = rows * cols * batch * split
             waves = -(-tiles // gpu.sms)
             q_wave = tiles / (waves * gpu.sms)
-            q_k = (k / split) / (k / split + GEMM_K_HALF)
+            q_k = (k / split) / (k / split + gpu.gemm_k_half)
             t = flops / (hw.flops_per_gpu * gpu.gemm_efficiency * tile_eff * q_tile * q_wave * q_k)
             if split > 1:  # the partial sums (fp32) are written and reduced
                 t += split * m * n * batch * 8.0 / (hw.hbm_bandwidth * gpu.hbm_efficiency)
