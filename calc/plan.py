@@ -530,7 +530,7 @@ class Workload:
     __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "lp", "lpm", "model_flops", "hardware_flops",
                  "final_norm", "_layers", "_heads", "_acts", "_links", "_arrangements", "_collectives", "_gemms",
                  "_contended", "_contended_gemms", "_slowdowns", "_works", "_model_parallel",
-                 "_data_parallel", "_states", "_stage_acts", "_floors")
+                 "_data_parallel", "_states", "_stage_acts", "_floors", "_most_layers")
 
     def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
         self.m, self.hw, self.prec, self.global_batch, self.tokens = m, hw, prec, global_batch, tokens
@@ -563,6 +563,7 @@ class Workload:
         self._states: dict[tuple, tuple[float, float, float, float]] = {}
         self._stage_acts: dict[tuple, tuple[float, float, float, float]] = {}
         self._floors: dict[tuple, float] = {}  # step_floor's per-layer seconds
+        self._most_layers: dict[tuple, int] = {}  # step_floor's most layers a stage holds, by (stages, stage split)
 
     def layer(self, micro: int, t: int, c: int, e: int, sp: bool, recompute: str, moe: bool) -> LayerWork:
         """Compute of one layer for one microbatch on one device (cached)."""
@@ -1489,7 +1490,10 @@ def step_floor(w: Workload, par: Parallel, micro_batch: int, microbatches: int) 
                 w.collective("all-reduce", tp, n)
             per_layer += TP_CALLS[mode] * one
         w._floors[key] = per_layer
-    return microbatches * w.arrangement(par).most_layers * per_layer
+    most = w._most_layers.get((par.pipeline, par.stage_layers))  # cheaper than the arrangement's key
+    if most is None:
+        most = w._most_layers[(par.pipeline, par.stage_layers)] = w.arrangement(par).most_layers
+    return microbatches * most * per_layer
 
 
 def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int, above: float | None = None) -> float:
