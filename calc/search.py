@@ -346,7 +346,6 @@ class _Search:
         per_replica = gb // (d * e)
         micros = self.axis("micro_batch", _divisors(per_replica, self.max_b))
         layout = base.stage_layers or _even_stage_layers(m.layers, p)
-        room = interleave_room(layout)
         splits = {1: base}  # each interleaving made once for every microbatch size, when first needed
 
         def par_of(v: int) -> Parallel:
@@ -361,9 +360,7 @@ class _Search:
         # first, then reused. With it fixed, each is checked.
         verdict = None if "interleave" in self.fixed else {}
         # the interleavings tried: every v the stages admit when the microbatches are a multiple of the stages, else 1
-        interleaved = self.axis("interleave", [v for v in range(1, _INTERLEAVE_MAX + 1)
-                                               if v == 1 or (p > 1 and room >= v and
-                                                             not engine_layout_rule(base.pipeline_engine, layout, v))])
+        interleaved = self.axis("interleave", _interleavings(base.pipeline_engine, layout))
         plain = self.axis("interleave", [1])
         share = shared_by_interleavings(self.w, base)
         for i, b in enumerate(micros):
@@ -475,6 +472,16 @@ class _Search:
         r = self.refusals
         return SearchResult(tuple(plans), self.enumerated, self.feasible, self.pruned, r.total, r.by_kind(),
                             r.summary(), shown, self.capped)
+
+
+@lru_cache(maxsize=1024)
+def _interleavings(engine: str, layout: tuple[int, ...]) -> tuple[int, ...]:
+    """The model chunks per stage a search tries for ``layout`` under ``engine``: 1, and with pipelining every
+    ``v <= 8`` the stages admit (:func:`calc.plan.interleave_room`) and the engine can build (cached: every split of
+    a search with these stages asks)."""
+    p, room = len(layout), interleave_room(layout)
+    return tuple(v for v in range(1, _INTERLEAVE_MAX + 1)
+                 if v == 1 or (p > 1 and room >= v and not engine_layout_rule(engine, layout, v)))
 
 
 def _family(t: int, p: int, c: int, e: int, d: int, **kw) -> dict:
