@@ -1819,8 +1819,9 @@ def plan(m: Model, micro_batch: int, global_batch: int, hw: Hardware, par: Paral
     return assemble(w, par, micro_batch)
 
 
-def assemble(w: Workload, par: Parallel, micro_batch: int) -> Plan:
-    """The full plan of one split: every stage costed, every transfer listed."""
+def assemble(w: Workload, par: Parallel, micro_batch: int, list_ranks: bool = True) -> Plan:
+    """The full plan of one split: every stage costed, every transfer listed; with ``list_ranks`` (up to
+    :data:`MAX_LISTED_RANKS` GPUs) every rank's coordinates, which a search's summaries do not show."""
     m, hw = w.m, w.hw
     est = estimate(w, par, micro_batch, every_stage=True)
     lay = w.arrangement(par).layout
@@ -1836,7 +1837,7 @@ def assemble(w: Workload, par: Parallel, micro_batch: int) -> Plan:
     s_tp, s_ep, s_cp, s_pp, s_dp = (lay.strides[a] for a in ("tensor", "expert", "context", "pipeline", "data"))
     t, c, e = par.tensor, par.context, par.expert
     ranks = None
-    if hw.gpus <= MAX_LISTED_RANKS:
+    if list_ranks and hw.gpus <= MAX_LISTED_RANKS:
         ranks = tuple((r, r // s_dp % par.data, r // s_pp % p, r // s_cp % c, r // s_ep % e, r % t, r // hw.gpus_per_node)
                       for r in range(hw.gpus))
     hw_flops = w.hardware_flops[par.recompute]

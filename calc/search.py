@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache, partial
 
 from .check import count
@@ -82,8 +82,24 @@ class SearchResult:
     capped: str  #: "" or the sentence saying the configuration cap stopped the search
 
     def as_dict(self) -> dict:
-        """The JSON-able dict ``python -m calc search --json`` prints."""
-        return asdict(self)
+        """The JSON-able dict ``python -m calc search --json`` prints: :func:`dataclasses.asdict`'s copy, made
+        without its per-value deep copies (every field holds plain values, dicts, lists and tuples)."""
+        return {f.name: _copied(getattr(self, f.name)) for f in fields(self)}
+
+
+def _copied(x):
+    """A copy of ``x`` made of dicts, lists and tuples of plain values, as :func:`dataclasses.asdict` copies them."""
+    if isinstance(x, dict):
+        return {k: _copied(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_copied(v) for v in x)
+    return x
+
+
+def _flat(obj) -> dict:
+    """:func:`dataclasses.asdict` of a dataclass whose fields hold plain values (none a dataclass, list or dict):
+    the same dict, without asdict's recursion and deep copies (a search summarises every plan it returns)."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
 @lru_cache(maxsize=1024)
@@ -137,8 +153,8 @@ def _summary(pl, rank: int, best) -> dict:
         "mfu": pl.mfu,
         "hfu": pl.hfu,
         "training_days": pl.training_days,
-        "memory_per_device": asdict(pl.memory_per_device),
-        "communications": [asdict(c) for c in pl.communications],
+        "memory_per_device": _flat(pl.memory_per_device),
+        "communications": [_flat(c) for c in pl.communications],
         "why": why,
     }
 
@@ -187,7 +203,7 @@ class _Refusals:
 
 def _plain(par: Parallel) -> dict:
     """A split as JSON-able values."""
-    out = asdict(par)
+    out = _flat(par)
     if out["stage_layers"] is not None:
         out["stage_layers"] = list(out["stage_layers"])
     return out
@@ -463,7 +479,7 @@ class _Search:
     def result(self) -> SearchResult:
         plans, first = [], None
         for i, (_, _, _, par, b) in enumerate(sorted(self.best, reverse=True)):
-            pl = assemble(self.w, par, b)
+            pl = assemble(self.w, par, b, list_ranks=False)
             plans.append(_summary(pl, i + 1, first))
             first = first or pl
         shown = dict(self.fixed)
