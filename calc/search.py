@@ -334,14 +334,20 @@ class _Search:
         schedule = {k: x for k, x in self.schedule.items() if k != "zero_group"}
         groups = [self.schedule["zero_group"]] if "zero_group" in self.schedule else \
             [None, *self.node_group(t, e, c, p, d)]
+        firsts: dict[tuple, Parallel] = {}  # the first split made with each (sp, recompute, layers): see micro_batches
         for z, sp, recompute, split, group in itertools.product(
                 self.axis("zero", [1, 2, 3] if self.schedule.get("zero_group") else [0, 1, 2, 3]),
                 self.axis("sequence_parallel", sps),
                 self.axis("recompute", recomputes), layer_splits, groups):
             if group is not None and z == 0:
                 continue  # hybrid sharding shards with ZeRO 1-3
-            self.micro_batches(partial(Parallel, d, t, p, c, e, z, sp, recompute, stage_layers=split,
-                                       zero_group=group, **schedule))
+            make = partial(Parallel, d, t, p, c, e, z, sp, recompute, stage_layers=split, zero_group=group, **schedule)
+            first = firsts.get((sp, recompute, split))
+            if first is None:
+                first = firsts[(sp, recompute, split)] = make(1)
+                self.micro_batches(make, first, first)
+            else:
+                self.micro_batches(make, first)
             if self.capped:
                 return
 
@@ -353,16 +359,19 @@ class _Search:
         g = self.w.hw.gpus_per_node // stride
         return [g] if 2 <= g < d and d % g == 0 else []
 
-    def micro_batches(self, split) -> None:
-        """Each microbatch size and interleaving of one split (``split(v)`` makes it with ``v`` chunks per stage);
-        larger sizes refused once one does not fit."""
+    def micro_batches(self, split, like: Parallel, base: Parallel | None = None) -> None:
+        """Each microbatch size and interleaving of one split (``split(v)`` makes it with ``v`` chunks per stage;
+        ``base``, when given, is ``split(1)``); larger sizes refused once one does not fit.
+
+        ``like`` is ``split(1)`` or a split that differs from it only in the ZeRO stage and the shard group, which
+        neither the sizes and interleavings tried nor :func:`calc.plan.step_floor` depend on: ``split(1)`` is made only
+        once a microbatch size passes the floor (most of a search's splits never do)."""
         m, gb = self.w.m, self.w.global_batch
-        base = split(1)
-        t, p, c, e, d = base.tensor, base.pipeline, base.context, base.expert, base.data
+        t, p, c, e, d = like.tensor, like.pipeline, like.context, like.expert, like.data
         per_replica = gb // (d * e)
         micros = self.axis("micro_batch", _divisors(per_replica, self.max_b))
-        layout = base.stage_layers or _even_stage_layers(m.layers, p)
-        splits = {1: base}  # each interleaving made once for every microbatch size, when first needed
+        layout = like.stage_layers or _even_stage_layers(m.layers, p)
+        splits = {1: base} if base else {}  # each interleaving made once for every microbatch size, when first needed
 
         def par_of(v: int) -> Parallel:
             got = splits.get(v)
@@ -376,9 +385,9 @@ class _Search:
         # first, then reused. With it fixed, each is checked.
         verdict = None if "interleave" in self.fixed else {}
         # the interleavings tried: every v the stages admit when the microbatches are a multiple of the stages, else 1
-        interleaved = self.axis("interleave", _interleavings(base.pipeline_engine, layout))
+        interleaved = self.axis("interleave", _interleavings(like.pipeline_engine, layout))
         plain = self.axis("interleave", [1])
-        share = shared_by_interleavings(self.w, base)
+        share = shared_by_interleavings(self.w, like)
         for i, b in enumerate(micros):
             if per_replica % b:
                 self.refuse("combination", "global_batch is not a multiple of micro_batch × data × expert",
@@ -387,10 +396,11 @@ class _Search:
                 continue
             mbs = per_replica // b
             vs = interleaved if mbs % p == 0 else plain
-            if len(self.best) == self.n_top and step_floor(self.w, base, b, mbs) >= -self.best[0][0]:
+            if len(self.best) == self.n_top and step_floor(self.w, like, b, mbs) >= -self.best[0][0]:
                 self.enumerated += len(vs)  # its compute alone is slower than every plan kept
                 self.pruned += len(vs)
                 continue
+            base = par_of(1)
             shared = {} if share else None  # what this microbatch size's interleavings share, made once
             if self.enumerated + len(vs) < MAX_CONFIGURATIONS:  # the cap cannot bind within this microbatch size
                 fits = [self.cost(par_of, base, v, b, mbs, verdict, shared) for v in vs]
