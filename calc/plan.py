@@ -1553,6 +1553,16 @@ def bound_from_parts(engine: str, v: int, microbatches: int, parts: tuple, above
     return microbatches * t_max + (fsum([times[r] for r in representative]) - t_max) / v
 
 
+def first_stage_bound(engine: str, v: int, microbatches: int, parts: tuple) -> float:
+    """``m ×`` the time per microbatch (s) of the first stage :func:`bound_from_parts` times, with ``v`` model chunks:
+    never above that bound, and never smaller for a larger ``v`` (each chunk adds the stage's pipeline sends; the sum
+    is :func:`bound_from_parts`'s, to the bit). So once it exceeds what a search's slowest kept plan takes, the bound
+    of every larger interleaving of the split does too."""
+    order, _, part = parts
+    first, zero_s, accumulate_s, send_s = part(order[0])
+    return microbatches * max(0.0, first + PIPELINE_SENDS[engine] * v * send_s + zero_s + accumulate_s)
+
+
 def estimate(w: Workload, par: Parallel, micro_batch: int, every_stage: bool = False,
              microbatches: int | None = None) -> Estimate:
     """Cost one split: ``step = m·t_max + (Σ_s t_s − t_max)/v + tail`` seconds.

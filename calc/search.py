@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from dataclasses import dataclass, fields
 from functools import lru_cache, partial
 
@@ -41,7 +42,7 @@ from .errors import CalcError
 from .hardware import GIB
 from .model import FLASH, Model
 from .pipeline import stage_layers as _even_stage_layers
-from .plan import (Parallel, assemble, binding_term, bound_from_parts, check_combination,
+from .plan import (Parallel, assemble, binding_term, bound_from_parts, check_combination, first_stage_bound,
                    engine_layout_rule, estimate, heaviest_stage, interleave_room, memory_parts, memory_total,
                    layout, shared_by_interleavings, step_bound, step_floor, time_parts, workload)
 from .hardware import Hardware
@@ -479,12 +480,18 @@ class _Search:
 
     def bound(self, par_of, base: Parallel, v: int, b: int, mbs: int, shared: dict | None) -> float:
         """:func:`calc.plan.step_bound` of ``par_of(v)`` above the slowest plan kept, from this split's shared
-        :func:`calc.plan.time_parts` when given (as :meth:`memory`)."""
+        :func:`calc.plan.time_parts` when given (as :meth:`memory`); infinite once a smaller interleaving's
+        :func:`calc.plan.first_stage_bound` exceeded the slowest plan kept, as every larger one's bound does."""
         above = -self.best[0][0]
         if shared is None:
             return step_bound(self.w, par_of(v), b, mbs, above)
+        if v > shared.get("slow from", v):  # the interleavings are tried in ascending order, the plans kept only
+            return math.inf  # get faster: a smaller v's first stage is already slower (first_stage_bound)
         parts = shared.get("time") or shared.setdefault("time", time_parts(self.w, base, b))
-        return bound_from_parts(base.pipeline_engine, v, mbs, parts, above)
+        bound = bound_from_parts(base.pipeline_engine, v, mbs, parts, above)
+        if bound > above and first_stage_bound(base.pipeline_engine, v, mbs, parts) > above:
+            shared["slow from"] = v
+        return bound
 
     def result(self) -> SearchResult:
         plans, first = [], None
