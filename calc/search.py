@@ -336,6 +336,7 @@ class _Search:
         groups = [self.schedule["zero_group"]] if "zero_group" in self.schedule else \
             [None, *self.node_group(t, e, c, p, d)]
         firsts: dict[tuple, Parallel] = {}  # the first split made with each (sp, recompute, layers): see micro_batches
+        verdicts: dict[tuple, dict] = {}  # check_combination's verdict on the interleavings of (sp, layers, group)
         for z, sp, recompute, split, group in itertools.product(
                 self.axis("zero", [1, 2, 3] if self.schedule.get("zero_group") else [0, 1, 2, 3]),
                 self.axis("sequence_parallel", sps),
@@ -343,12 +344,13 @@ class _Search:
             if group is not None and z == 0:
                 continue  # hybrid sharding shards with ZeRO 1-3
             make = partial(Parallel, d, t, p, c, e, z, sp, recompute, stage_layers=split, zero_group=group, **schedule)
+            verdict = None if "interleave" in self.fixed else verdicts.setdefault((sp, split, group), {})
             first = firsts.get((sp, recompute, split))
             if first is None:
                 first = firsts[(sp, recompute, split)] = make(1)
-                self.micro_batches(make, first, first)
+                self.micro_batches(make, verdict, first, first)
             else:
-                self.micro_batches(make, first)
+                self.micro_batches(make, verdict, first)
             if self.capped:
                 return
 
@@ -360,9 +362,9 @@ class _Search:
         g = self.w.hw.gpus_per_node // stride
         return [g] if 2 <= g < d and d % g == 0 else []
 
-    def micro_batches(self, split, like: Parallel, base: Parallel | None = None) -> None:
+    def micro_batches(self, split, verdict: dict | None, like: Parallel, base: Parallel | None = None) -> None:
         """Each microbatch size and interleaving of one split (``split(v)`` makes it with ``v`` chunks per stage;
-        ``base``, when given, is ``split(1)``); larger sizes refused once one does not fit.
+        ``base``, when given, is ``split(1)``); larger sizes refused once one does not fit. ``verdict``: see below.
 
         ``like`` is ``split(1)`` or a split that differs from it only in the ZeRO stage and the shard group, which
         neither the sizes and interleavings tried nor :func:`calc.plan.step_floor` depend on: ``split(1)`` is made only
@@ -383,8 +385,9 @@ class _Search:
         # For v > 1, memory_total() checks the combination first (check_combination). With the interleaving searched,
         # the filters here pass its rules that depend on v and the microbatch (v <= room, m a multiple of p, b
         # dividing the batch), so every v > 1 and microbatch of this split gets the same verdict: found by the
-        # first, then reused. With it fixed, each is checked.
-        verdict = None if "interleave" in self.fixed else {}
+        # first, then reused (``verdict``, a dict shared with the splits that differ only in the ZeRO stage and the
+        # recomputation, which the check does not read: zero_group with ZeRO-0 is never made). With it fixed, None:
+        # each is checked.
         # the interleavings tried: every v the stages admit when the microbatches are a multiple of the stages, else 1
         interleaved = self.axis("interleave", _interleavings(like.pipeline_engine, layout))
         plain = self.axis("interleave", [1])
