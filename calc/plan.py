@@ -89,7 +89,7 @@ from .pipeline import MAX_INTERLEAVE, check_interleave, in_flight_chunks, stage_
 from .spec import AXES
 from .split import check_split
 from .kernels import memory_time
-from .work import LayerWork, head_work, kv_hidden_per_rank, layer_work, optimizer_time
+from .work import LayerWork, head_work, kv_hidden_per_rank, layer_kernels, optimizer_time, recomputed
 
 __all__ = [
     "Hardware",
@@ -528,8 +528,8 @@ class Workload:
     """
 
     __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "lp", "lpm", "model_flops", "hardware_flops",
-                 "final_norm", "_layers", "_heads", "_acts", "_links", "_arrangements", "_collectives", "_gemms",
-                 "_contended", "_contended_gemms", "_slowdowns", "_works", "_model_parallel",
+                 "final_norm", "_layers", "_kernels", "_heads", "_acts", "_links", "_arrangements", "_collectives",
+                 "_gemms", "_contended", "_contended_gemms", "_slowdowns", "_works", "_model_parallel",
                  "_data_parallel", "_states", "_stage_acts", "_floors", "_most_layers")
 
     def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
@@ -540,6 +540,7 @@ class Workload:
         self.hardware_flops = {r: training_flops(m, global_batch, r).hardware_flops for r in RECOMPUTE}
         self.final_norm = m.hidden * (2 if m.biases else 1)
         self._layers: dict[tuple, LayerWork] = {}
+        self._kernels: dict[tuple, tuple[float, ...]] = {}  # a layer's kernel times, whatever its recomputation
         self._heads: dict[tuple, float] = {}
         self._acts: dict[tuple, tuple[float, float, float]] = {}
         self._links: dict[tuple, Link] = {}
@@ -569,9 +570,19 @@ class Workload:
         """Compute of one layer for one microbatch on one device (cached)."""
         key = (micro, t, c, e, sp, recompute, moe)
         if key not in self._layers:
-            self._layers[key] = layer_work(self.m, self.hw, micro, t, c, e, sp, recompute, self.m.attention, moe,
-                                           self.prec.activation_bytes, self._gemms)
+            self._layers[key] = recomputed(self.kernels(False, micro, t, c, e, sp, moe), recompute)
         return self._layers[key]
+
+    def kernels(self, contended: bool, micro: int, t: int, c: int, e: int, sp: bool, moe: bool) -> tuple[float, ...]:
+        """:func:`calc.work.layer_kernels` of one layer, on this GPU or (``contended``) on the one a collective
+        shares (cached: the same whatever the recomputation)."""
+        key = (contended, micro, t, c, e, sp, moe)
+        got = self._kernels.get(key)
+        if got is None:
+            hw, memo = (self._contended, self._contended_gemms) if contended else (self.hw, self._gemms)
+            got = self._kernels[key] = layer_kernels(self.m, hw, micro, t, c, e, sp, self.m.attention, moe,
+                                                     self.prec.activation_bytes, memo)
+        return got
 
     def slowdown(self, micro: int, t: int, c: int, e: int, sp: bool, recompute: str, moe: bool) -> float:
         """How much longer a layer's compute takes while a collective overlaps it (a fraction; cached).
@@ -585,8 +596,7 @@ class Workload:
             if self.hw.compute_efficiency is not None:
                 self._slowdowns[key] = 0.0
             else:
-                busy = layer_work(self.m, self._contended, micro, t, c, e, sp, recompute, self.m.attention, moe,
-                                  self.prec.activation_bytes, self._contended_gemms)
+                busy = recomputed(self.kernels(True, micro, t, c, e, sp, moe), recompute)
                 alone = self.layer(micro, t, c, e, sp, recompute, moe).total_s
                 self._slowdowns[key] = max(0.0, busy.total_s / alone - 1)
         return self._slowdowns[key]
