@@ -81,24 +81,25 @@ def gemm_time(hw: Hardware, m: int, n: int, k: int, batch: int = 1, element_byte
     flops = 2.0 * m * n * k * batch
     if hw.compute_efficiency is not None:
         return flops / (hw.flops_per_gpu * hw.compute_efficiency)
-    gpu = hw.gpu
+    gpu, sms = hw.gpu, hw.gpu.sms
+    peak = hw.flops_per_gpu * gpu.gemm_efficiency
+    hbm = hw.hbm_bandwidth * gpu.hbm_efficiency
+    # What each split-K factor tried adds, whatever the tile: its K-depth factor and its fp32 partial sums.
+    k_half = gpu.gemm_k_half
+    splits = [(split, (k / split) / (k / split + k_half), split * m * n * batch * 8.0 / hbm if split > 1 else 0.0)
+              for split in _SPLIT_K if split == 1 or k // split >= _MIN_SPLIT_K]
     compute = math.inf
     for (tm, tn), tile_eff in _TILES:  # cuBLAS picks the tile (and split) that finishes first
         rows, cols = -(-m // tm), -(-n // tn)
-        q_tile = (m * n) / (rows * tm * cols * tn)
-        for split in _SPLIT_K:  # split-K: too few output tiles share the K dimension across SMs
-            if split > 1 and k // split < _MIN_SPLIT_K:
-                break
+        rate = peak * tile_eff * ((m * n) / (rows * tm * cols * tn))  # tile quantization
+        for split, q_k, partial_sums in splits:  # split-K: too few output tiles share the K dimension across SMs
             tiles = rows * cols * batch * split
-            waves = -(-tiles // gpu.sms)
-            q_wave = tiles / (waves * gpu.sms)
-            q_k = (k / split) / (k / split + gpu.gemm_k_half)
-            t = flops / (hw.flops_per_gpu * gpu.gemm_efficiency * tile_eff * q_tile * q_wave * q_k)
-            if split > 1:  # the partial sums (fp32) are written and reduced
-                t += split * m * n * batch * 8.0 / (hw.hbm_bandwidth * gpu.hbm_efficiency)
-            compute = min(compute, t)
+            q_wave = tiles / (-(-tiles // sms) * sms)
+            t = flops / (rate * q_wave * q_k) + partial_sums  # the partial sums (fp32) are written and reduced
+            if t < compute:
+                compute = t
     wb = element_bytes if weight_bytes is None else weight_bytes
-    traffic = batch * (element_bytes * (m * k + m * n) + wb * k * n) / (hw.hbm_bandwidth * gpu.hbm_efficiency)
+    traffic = batch * (element_bytes * (m * k + m * n) + wb * k * n) / hbm
     return max(compute, traffic) + gpu.kernel_overhead_s
 
 

@@ -89,7 +89,7 @@ from .pipeline import MAX_INTERLEAVE, check_interleave, in_flight_chunks, stage_
 from .spec import AXES
 from .split import check_split
 from .kernels import memory_time
-from .work import LayerWork, head_work, kv_hidden_per_rank, layer_work, optimizer_time
+from .work import LayerWork, head_work, kv_hidden_per_rank, layer_kernels, optimizer_time, recomputed
 
 __all__ = [
     "Hardware",
@@ -528,9 +528,9 @@ class Workload:
     """
 
     __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "lp", "lpm", "model_flops", "hardware_flops",
-                 "final_norm", "_layers", "_heads", "_acts", "_links", "_arrangements", "_collectives", "_gemms",
-                 "_contended", "_contended_gemms", "_slowdowns", "_works", "_model_parallel",
-                 "_data_parallel", "_states", "_stage_acts", "_floors")
+                 "final_norm", "_layers", "_kernels", "_heads", "_acts", "_links", "_arrangements", "_collectives",
+                 "_gemms", "_contended", "_contended_gemms", "_slowdowns", "_works", "_model_parallel",
+                 "_data_parallel", "_states", "_stage_acts", "_floors", "_most_layers")
 
     def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
         self.m, self.hw, self.prec, self.global_batch, self.tokens = m, hw, prec, global_batch, tokens
@@ -540,6 +540,7 @@ class Workload:
         self.hardware_flops = {r: training_flops(m, global_batch, r).hardware_flops for r in RECOMPUTE}
         self.final_norm = m.hidden * (2 if m.biases else 1)
         self._layers: dict[tuple, LayerWork] = {}
+        self._kernels: dict[tuple, tuple[float, ...]] = {}  # a layer's kernel times, whatever its recomputation
         self._heads: dict[tuple, float] = {}
         self._acts: dict[tuple, tuple[float, float, float]] = {}
         self._links: dict[tuple, Link] = {}
@@ -563,14 +564,25 @@ class Workload:
         self._states: dict[tuple, tuple[float, float, float, float]] = {}
         self._stage_acts: dict[tuple, tuple[float, float, float, float]] = {}
         self._floors: dict[tuple, float] = {}  # step_floor's per-layer seconds
+        self._most_layers: dict[tuple, int] = {}  # step_floor's most layers a stage holds, by (stages, stage split)
 
     def layer(self, micro: int, t: int, c: int, e: int, sp: bool, recompute: str, moe: bool) -> LayerWork:
         """Compute of one layer for one microbatch on one device (cached)."""
         key = (micro, t, c, e, sp, recompute, moe)
         if key not in self._layers:
-            self._layers[key] = layer_work(self.m, self.hw, micro, t, c, e, sp, recompute, self.m.attention, moe,
-                                           self.prec.activation_bytes, self._gemms)
+            self._layers[key] = recomputed(self.kernels(False, micro, t, c, e, sp, moe), recompute)
         return self._layers[key]
+
+    def kernels(self, contended: bool, micro: int, t: int, c: int, e: int, sp: bool, moe: bool) -> tuple[float, ...]:
+        """:func:`calc.work.layer_kernels` of one layer, on this GPU or (``contended``) on the one a collective
+        shares (cached: the same whatever the recomputation)."""
+        key = (contended, micro, t, c, e, sp, moe)
+        got = self._kernels.get(key)
+        if got is None:
+            hw, memo = (self._contended, self._contended_gemms) if contended else (self.hw, self._gemms)
+            got = self._kernels[key] = layer_kernels(self.m, hw, micro, t, c, e, sp, self.m.attention, moe,
+                                                     self.prec.activation_bytes, memo)
+        return got
 
     def slowdown(self, micro: int, t: int, c: int, e: int, sp: bool, recompute: str, moe: bool) -> float:
         """How much longer a layer's compute takes while a collective overlaps it (a fraction; cached).
@@ -584,8 +596,7 @@ class Workload:
             if self.hw.compute_efficiency is not None:
                 self._slowdowns[key] = 0.0
             else:
-                busy = layer_work(self.m, self._contended, micro, t, c, e, sp, recompute, self.m.attention, moe,
-                                  self.prec.activation_bytes, self._contended_gemms)
+                busy = recomputed(self.kernels(True, micro, t, c, e, sp, moe), recompute)
                 alone = self.layer(micro, t, c, e, sp, recompute, moe).total_s
                 self._slowdowns[key] = max(0.0, busy.total_s / alone - 1)
         return self._slowdowns[key]
@@ -1489,7 +1500,10 @@ def step_floor(w: Workload, par: Parallel, micro_batch: int, microbatches: int) 
                 w.collective("all-reduce", tp, n)
             per_layer += TP_CALLS[mode] * one
         w._floors[key] = per_layer
-    return microbatches * w.arrangement(par).most_layers * per_layer
+    most = w._most_layers.get((par.pipeline, par.stage_layers))  # cheaper than the arrangement's key
+    if most is None:
+        most = w._most_layers[(par.pipeline, par.stage_layers)] = w.arrangement(par).most_layers
+    return microbatches * most * per_layer
 
 
 def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int, above: float | None = None) -> float:
@@ -1547,6 +1561,16 @@ def bound_from_parts(engine: str, v: int, microbatches: int, parts: tuple, above
         if above is not None and microbatches * t_max > above:
             return microbatches * t_max
     return microbatches * t_max + (fsum([times[r] for r in representative]) - t_max) / v
+
+
+def first_stage_bound(engine: str, v: int, microbatches: int, parts: tuple) -> float:
+    """``m ×`` the time per microbatch (s) of the first stage :func:`bound_from_parts` times, with ``v`` model chunks:
+    never above that bound, and never smaller for a larger ``v`` (each chunk adds the stage's pipeline sends; the sum
+    is :func:`bound_from_parts`'s, to the bit). So once it exceeds what a search's slowest kept plan takes, the bound
+    of every larger interleaving of the split does too."""
+    order, _, part = parts
+    first, zero_s, accumulate_s, send_s = part(order[0])
+    return microbatches * max(0.0, first + PIPELINE_SENDS[engine] * v * send_s + zero_s + accumulate_s)
 
 
 def estimate(w: Workload, par: Parallel, micro_batch: int, every_stage: bool = False,
@@ -1815,8 +1839,9 @@ def plan(m: Model, micro_batch: int, global_batch: int, hw: Hardware, par: Paral
     return assemble(w, par, micro_batch)
 
 
-def assemble(w: Workload, par: Parallel, micro_batch: int) -> Plan:
-    """The full plan of one split: every stage costed, every transfer listed."""
+def assemble(w: Workload, par: Parallel, micro_batch: int, list_ranks: bool = True) -> Plan:
+    """The full plan of one split: every stage costed, every transfer listed; with ``list_ranks`` (up to
+    :data:`MAX_LISTED_RANKS` GPUs) every rank's coordinates, which a search's summaries do not show."""
     m, hw = w.m, w.hw
     est = estimate(w, par, micro_batch, every_stage=True)
     lay = w.arrangement(par).layout
@@ -1832,7 +1857,7 @@ def assemble(w: Workload, par: Parallel, micro_batch: int) -> Plan:
     s_tp, s_ep, s_cp, s_pp, s_dp = (lay.strides[a] for a in ("tensor", "expert", "context", "pipeline", "data"))
     t, c, e = par.tensor, par.context, par.expert
     ranks = None
-    if hw.gpus <= MAX_LISTED_RANKS:
+    if list_ranks and hw.gpus <= MAX_LISTED_RANKS:
         ranks = tuple((r, r // s_dp % par.data, r // s_pp % p, r // s_cp % c, r // s_ep % e, r % t, r // hw.gpus_per_node)
                       for r in range(hw.gpus))
     hw_flops = w.hardware_flops[par.recompute]

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from dataclasses import asdict, dataclass
+import math
+from dataclasses import dataclass, fields
 from functools import lru_cache, partial
 
 from .check import count
@@ -41,7 +42,7 @@ from .errors import CalcError
 from .hardware import GIB
 from .model import FLASH, Model
 from .pipeline import stage_layers as _even_stage_layers
-from .plan import (Parallel, assemble, binding_term, bound_from_parts, check_combination,
+from .plan import (Parallel, assemble, binding_term, bound_from_parts, check_combination, first_stage_bound,
                    engine_layout_rule, estimate, heaviest_stage, interleave_room, memory_parts, memory_total,
                    layout, shared_by_interleavings, step_bound, step_floor, time_parts, workload)
 from .hardware import Hardware
@@ -82,8 +83,24 @@ class SearchResult:
     capped: str  #: "" or the sentence saying the configuration cap stopped the search
 
     def as_dict(self) -> dict:
-        """The JSON-able dict ``python -m calc search --json`` prints."""
-        return asdict(self)
+        """The JSON-able dict ``python -m calc search --json`` prints: :func:`dataclasses.asdict`'s copy, made
+        without its per-value deep copies (every field holds plain values, dicts, lists and tuples)."""
+        return {f.name: _copied(getattr(self, f.name)) for f in fields(self)}
+
+
+def _copied(x):
+    """A copy of ``x`` made of dicts, lists and tuples of plain values, as :func:`dataclasses.asdict` copies them."""
+    if isinstance(x, dict):
+        return {k: _copied(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_copied(v) for v in x)
+    return x
+
+
+def _flat(obj) -> dict:
+    """:func:`dataclasses.asdict` of a dataclass whose fields hold plain values (none a dataclass, list or dict):
+    the same dict, without asdict's recursion and deep copies (a search summarises every plan it returns)."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
 @lru_cache(maxsize=1024)
@@ -137,8 +154,8 @@ def _summary(pl, rank: int, best) -> dict:
         "mfu": pl.mfu,
         "hfu": pl.hfu,
         "training_days": pl.training_days,
-        "memory_per_device": asdict(pl.memory_per_device),
-        "communications": [asdict(c) for c in pl.communications],
+        "memory_per_device": _flat(pl.memory_per_device),
+        "communications": [_flat(c) for c in pl.communications],
         "why": why,
     }
 
@@ -187,7 +204,7 @@ class _Refusals:
 
 def _plain(par: Parallel) -> dict:
     """A split as JSON-able values."""
-    out = asdict(par)
+    out = _flat(par)
     if out["stage_layers"] is not None:
         out["stage_layers"] = list(out["stage_layers"])
     return out
@@ -318,14 +335,22 @@ class _Search:
         schedule = {k: x for k, x in self.schedule.items() if k != "zero_group"}
         groups = [self.schedule["zero_group"]] if "zero_group" in self.schedule else \
             [None, *self.node_group(t, e, c, p, d)]
+        firsts: dict[tuple, Parallel] = {}  # the first split made with each (sp, recompute, layers): see micro_batches
+        verdicts: dict[tuple, dict] = {}  # check_combination's verdict on the interleavings of (sp, layers, group)
         for z, sp, recompute, split, group in itertools.product(
                 self.axis("zero", [1, 2, 3] if self.schedule.get("zero_group") else [0, 1, 2, 3]),
                 self.axis("sequence_parallel", sps),
                 self.axis("recompute", recomputes), layer_splits, groups):
             if group is not None and z == 0:
                 continue  # hybrid sharding shards with ZeRO 1-3
-            self.micro_batches(partial(Parallel, d, t, p, c, e, z, sp, recompute, stage_layers=split,
-                                       zero_group=group, **schedule))
+            make = partial(Parallel, d, t, p, c, e, z, sp, recompute, stage_layers=split, zero_group=group, **schedule)
+            verdict = None if "interleave" in self.fixed else verdicts.setdefault((sp, split, group), {})
+            first = firsts.get((sp, recompute, split))
+            if first is None:
+                first = firsts[(sp, recompute, split)] = make(1)
+                self.micro_batches(make, verdict, first, first)
+            else:
+                self.micro_batches(make, verdict, first)
             if self.capped:
                 return
 
@@ -337,17 +362,19 @@ class _Search:
         g = self.w.hw.gpus_per_node // stride
         return [g] if 2 <= g < d and d % g == 0 else []
 
-    def micro_batches(self, split) -> None:
-        """Each microbatch size and interleaving of one split (``split(v)`` makes it with ``v`` chunks per stage);
-        larger sizes refused once one does not fit."""
+    def micro_batches(self, split, verdict: dict | None, like: Parallel, base: Parallel | None = None) -> None:
+        """Each microbatch size and interleaving of one split (``split(v)`` makes it with ``v`` chunks per stage;
+        ``base``, when given, is ``split(1)``); larger sizes refused once one does not fit. ``verdict``: see below.
+
+        ``like`` is ``split(1)`` or a split that differs from it only in the ZeRO stage and the shard group, which
+        neither the sizes and interleavings tried nor :func:`calc.plan.step_floor` depend on: ``split(1)`` is made only
+        once a microbatch size passes the floor (most of a search's splits never do)."""
         m, gb = self.w.m, self.w.global_batch
-        base = split(1)
-        t, p, c, e, d = base.tensor, base.pipeline, base.context, base.expert, base.data
+        t, p, c, e, d = like.tensor, like.pipeline, like.context, like.expert, like.data
         per_replica = gb // (d * e)
         micros = self.axis("micro_batch", _divisors(per_replica, self.max_b))
-        layout = base.stage_layers or _even_stage_layers(m.layers, p)
-        room = interleave_room(layout)
-        splits = {1: base}  # each interleaving made once for every microbatch size, when first needed
+        layout = like.stage_layers or _even_stage_layers(m.layers, p)
+        splits = {1: base} if base else {}  # each interleaving made once for every microbatch size, when first needed
 
         def par_of(v: int) -> Parallel:
             got = splits.get(v)
@@ -358,14 +385,13 @@ class _Search:
         # For v > 1, memory_total() checks the combination first (check_combination). With the interleaving searched,
         # the filters here pass its rules that depend on v and the microbatch (v <= room, m a multiple of p, b
         # dividing the batch), so every v > 1 and microbatch of this split gets the same verdict: found by the
-        # first, then reused. With it fixed, each is checked.
-        verdict = None if "interleave" in self.fixed else {}
+        # first, then reused (``verdict``, a dict shared with the splits that differ only in the ZeRO stage and the
+        # recomputation, which the check does not read: zero_group with ZeRO-0 is never made). With it fixed, None:
+        # each is checked.
         # the interleavings tried: every v the stages admit when the microbatches are a multiple of the stages, else 1
-        interleaved = self.axis("interleave", [v for v in range(1, _INTERLEAVE_MAX + 1)
-                                               if v == 1 or (p > 1 and room >= v and
-                                                             not engine_layout_rule(base.pipeline_engine, layout, v))])
+        interleaved = self.axis("interleave", _interleavings(like.pipeline_engine, layout))
         plain = self.axis("interleave", [1])
-        share = shared_by_interleavings(self.w, base)
+        share = shared_by_interleavings(self.w, like)
         for i, b in enumerate(micros):
             if per_replica % b:
                 self.refuse("combination", "global_batch is not a multiple of micro_batch × data × expert",
@@ -374,10 +400,11 @@ class _Search:
                 continue
             mbs = per_replica // b
             vs = interleaved if mbs % p == 0 else plain
-            if len(self.best) == self.n_top and step_floor(self.w, base, b, mbs) >= -self.best[0][0]:
+            if len(self.best) == self.n_top and step_floor(self.w, like, b, mbs) >= -self.best[0][0]:
                 self.enumerated += len(vs)  # its compute alone is slower than every plan kept
                 self.pruned += len(vs)
                 continue
+            base = par_of(1)
             shared = {} if share else None  # what this microbatch size's interleavings share, made once
             if self.enumerated + len(vs) < MAX_CONFIGURATIONS:  # the cap cannot bind within this microbatch size
                 fits = [self.cost(par_of, base, v, b, mbs, verdict, shared) for v in vs]
@@ -456,17 +483,23 @@ class _Search:
 
     def bound(self, par_of, base: Parallel, v: int, b: int, mbs: int, shared: dict | None) -> float:
         """:func:`calc.plan.step_bound` of ``par_of(v)`` above the slowest plan kept, from this split's shared
-        :func:`calc.plan.time_parts` when given (as :meth:`memory`)."""
+        :func:`calc.plan.time_parts` when given (as :meth:`memory`); infinite once a smaller interleaving's
+        :func:`calc.plan.first_stage_bound` exceeded the slowest plan kept, as every larger one's bound does."""
         above = -self.best[0][0]
         if shared is None:
             return step_bound(self.w, par_of(v), b, mbs, above)
+        if v > shared.get("slow from", v):  # the interleavings are tried in ascending order, the plans kept only
+            return math.inf  # get faster: a smaller v's first stage is already slower (first_stage_bound)
         parts = shared.get("time") or shared.setdefault("time", time_parts(self.w, base, b))
-        return bound_from_parts(base.pipeline_engine, v, mbs, parts, above)
+        bound = bound_from_parts(base.pipeline_engine, v, mbs, parts, above)
+        if bound > above and first_stage_bound(base.pipeline_engine, v, mbs, parts) > above:
+            shared["slow from"] = v
+        return bound
 
     def result(self) -> SearchResult:
         plans, first = [], None
         for i, (_, _, _, par, b) in enumerate(sorted(self.best, reverse=True)):
-            pl = assemble(self.w, par, b)
+            pl = assemble(self.w, par, b, list_ranks=False)
             plans.append(_summary(pl, i + 1, first))
             first = first or pl
         shown = dict(self.fixed)
@@ -475,6 +508,16 @@ class _Search:
         r = self.refusals
         return SearchResult(tuple(plans), self.enumerated, self.feasible, self.pruned, r.total, r.by_kind(),
                             r.summary(), shown, self.capped)
+
+
+@lru_cache(maxsize=1024)
+def _interleavings(engine: str, layout: tuple[int, ...]) -> tuple[int, ...]:
+    """The model chunks per stage a search tries for ``layout`` under ``engine``: 1, and with pipelining every
+    ``v <= 8`` the stages admit (:func:`calc.plan.interleave_room`) and the engine can build (cached: every split of
+    a search with these stages asks)."""
+    p, room = len(layout), interleave_room(layout)
+    return tuple(v for v in range(1, _INTERLEAVE_MAX + 1)
+                 if v == 1 or (p > 1 and room >= v and not engine_layout_rule(engine, layout, v)))
 
 
 def _family(t: int, p: int, c: int, e: int, d: int, **kw) -> dict:

@@ -41,8 +41,8 @@ from .hardware import Hardware
 from .kernels import flash_attention_time, gemm_time, memory_time
 from .model import ATTENTION, FLASH, Model
 
-__all__ = ["LayerWork", "layer_work", "elementwise_bytes", "head_work", "optimizer_time", "ATTENTION",
-           "BACKWARD_MEMORY_RATIO", "kv_hidden_per_rank"]
+__all__ = ["LayerWork", "layer_work", "layer_kernels", "recomputed", "elementwise_bytes", "head_work", "optimizer_time",
+           "ATTENTION", "BACKWARD_MEMORY_RATIO", "kv_hidden_per_rank"]
 
 #: Backward element-wise kernels read the saved input and the output gradient and write the input
 #: gradient: about twice the forward's bytes (Korthikanti et al. 2022 §4 lists what each keeps).
@@ -207,6 +207,16 @@ def layer_work(m: Model, hw: Hardware, micro: int, t: int = 1, c: int = 1, e: in
     >>> round(w.forward_s * 1e3, 2), round(w.backward_s / w.forward_s, 2), w.recompute_s == w.forward_s
     (5.28, 1.94, True)
     """
+    return recomputed(layer_kernels(m, hw, micro, t, c, e, sequence_parallel, attention, moe, element_bytes, memo),
+                      recompute)
+
+
+def layer_kernels(m: Model, hw: Hardware, micro: int, t: int = 1, c: int = 1, e: int = 1,
+                  sequence_parallel: bool = False, attention: str = "flash", moe: bool = False,
+                  element_bytes: float = 2.0, memo: dict | None = None) -> tuple[float, ...]:
+    """:func:`layer_work`'s kernel times, the same whatever the recomputation (a search asks for each layer under
+    every mode): ``(GEMMs forward, backward, attention forward, backward, attention redone under selective
+    recomputation, element-wise forward, backward)`` seconds."""
     eb = element_bytes
     h, s, a, d = m.hidden, m.seq_len, m.heads, m.head_dim
     s_c = s // c
@@ -230,6 +240,12 @@ def layer_work(m: Model, hw: Hardware, micro: int, t: int = 1, c: int = 1, e: in
     a_fwd, a_bwd, a_rec = _attention_times(hw, attention, heads, s_c, s, d, c, T * (h // t), eb, memo, m.dropout)
     ew_fwd = memory_time(hw, ew, kernels)
     ew_bwd = memory_time(hw, BACKWARD_MEMORY_RATIO * ew, 2 * kernels)
+    return g_fwd, g_bwd, a_fwd, a_bwd, a_rec, ew_fwd, ew_bwd
+
+
+def recomputed(kernels: tuple[float, ...], recompute: str) -> LayerWork:
+    """:func:`layer_work` from :func:`layer_kernels`'s times, with what ``recompute`` redoes in the backward pass."""
+    g_fwd, g_bwd, a_fwd, a_bwd, a_rec, ew_fwd, ew_bwd = kernels
     forward = g_fwd + a_fwd + ew_fwd
     backward = g_bwd + a_bwd + ew_bwd
     if recompute == "full":

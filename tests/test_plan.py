@@ -16,7 +16,9 @@ from calc.plan import (
     check_combination,
     chunk_ranges,
     dp_calls,
+    bound_from_parts,
     estimate,
+    first_stage_bound,
     layout,
     memory,
     memory_parts,
@@ -303,6 +305,22 @@ def test_step_bound_is_never_above_the_step(micro):
         for above in (0.0, bound * 0.5, e.bubble_time_s, bound - e.bubble_time_s, bound, e.step_time_s):
             early = step_bound(w, par, micro, e.microbatches_per_step, above)
             assert (early > above) == (bound > above) and early <= bound
+
+
+def test_first_stage_bound_is_below_the_bound_and_grows_with_the_interleaving():
+    """What lets a search skip the bound of a split's larger interleavings: m × the first stage's time is never above
+    step_bound, and never smaller with more model chunks."""
+    w = workload(LLAMA, 512, HW)
+    for base in (dict(data=4, tensor=4, pipeline=4, zero=1), dict(data=2, tensor=4, pipeline=8, zero=2),
+                 dict(data=4, tensor=4, pipeline=4, stage_layers=[7, 9, 9, 7], pipeline_engine="deepspeed")):
+        firsts = []
+        for v in (1, 2, 4):
+            par = parallel(**base, interleave=1 if base.get("pipeline_engine") else v)
+            parts = time_parts(w, par, 1)
+            first = first_stage_bound(par.pipeline_engine, v, 32, parts)
+            assert first <= bound_from_parts(par.pipeline_engine, v, 32, parts)
+            firsts.append(first)
+        assert firsts == sorted(firsts) and firsts[0] < firsts[-1]
 
 
 def test_memory_total_is_memory_s_total_stage_and_terms():
