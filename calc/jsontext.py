@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import fields, is_dataclass
 from json.decoder import scanstring
 
 from .errors import CalcError
 from .units import MAX_TEXT
 
-__all__ = ["MAX_CHARS", "MAX_DEPTH", "loads", "dumps"]
+__all__ = ["MAX_CHARS", "MAX_DEPTH", "loads", "dumps", "plain"]
 
 #: Longest JSON text accepted from the page (its inputs, a request), in characters: room for a 1 MB
 #: value in one field, which that field's own limit then refuses by name. A SPEC file has its own limit.
@@ -110,3 +111,23 @@ def dumps(value: object) -> str:
     '{"a": [1, 2.5, null, true]}'
     """
     return json.dumps(value, allow_nan=False)
+
+
+def plain(x):
+    """A JSON-able copy of ``x``: dataclasses as dicts of their fields, dicts, lists and tuples copied, other values
+    as they are. What :func:`dataclasses.asdict` returns for the results ``calc`` builds (their leaves are numbers,
+    strings, booleans and None), without its deep copy of every leaf: a plan of 1024 GPUs lists 7168 numbers.
+
+    >>> from dataclasses import asdict
+    >>> from calc.plan import parallel
+    >>> par = parallel(data=2, tensor=4, stage_layers=(3, 3))
+    >>> plain(par) == asdict(par), plain((1, [2.5, {"a": None}]))
+    (True, (1, [2.5, {'a': None}]))
+    """
+    if is_dataclass(x) and not isinstance(x, type):
+        return {f.name: plain(getattr(x, f.name)) for f in fields(x)}
+    if isinstance(x, dict):
+        return {k: plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(plain(v) for v in x)
+    return x

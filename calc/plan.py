@@ -86,6 +86,7 @@ from .memory import MAX_DEGREE, RECOMPUTE, check_recompute_fits, check_recompute
 from .model import FLASH, Model, Precision, layer_params, precision as _precision
 from .network import Link, collective_time, group_link
 from .pipeline import MAX_INTERLEAVE, check_interleave, in_flight_chunks, stage_layers as _even_stage_layers
+from .jsontext import plain
 from .spec import AXES
 from .split import check_split
 from .kernels import memory_time
@@ -1813,7 +1814,7 @@ class Plan:
 
     def as_dict(self) -> dict:
         """The JSON-able dict ``python -m calc plan --json`` prints."""
-        out = asdict(self)
+        out = plain(self)
         out["parallel"]["stage_layers"] = list(self.layers_per_stage)
         return out
 

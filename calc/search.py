@@ -34,12 +34,13 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import lru_cache, partial
 
 from .check import count
 from .errors import CalcError
 from .hardware import GIB
+from .jsontext import plain
 from .model import FLASH, Model
 from .pipeline import stage_layers as _even_stage_layers
 from .plan import (Parallel, assemble, binding_term, bound_from_parts, check_combination, first_stage_bound,
@@ -83,24 +84,8 @@ class SearchResult:
     capped: str  #: "" or the sentence saying the configuration cap stopped the search
 
     def as_dict(self) -> dict:
-        """The JSON-able dict ``python -m calc search --json`` prints: :func:`dataclasses.asdict`'s copy, made
-        without its per-value deep copies (every field holds plain values, dicts, lists and tuples)."""
-        return {f.name: _copied(getattr(self, f.name)) for f in fields(self)}
-
-
-def _copied(x):
-    """A copy of ``x`` made of dicts, lists and tuples of plain values, as :func:`dataclasses.asdict` copies them."""
-    if isinstance(x, dict):
-        return {k: _copied(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return type(x)(_copied(v) for v in x)
-    return x
-
-
-def _flat(obj) -> dict:
-    """:func:`dataclasses.asdict` of a dataclass whose fields hold plain values (none a dataclass, list or dict):
-    the same dict, without asdict's recursion and deep copies (a search summarises every plan it returns)."""
-    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+        """The JSON-able dict ``python -m calc search --json`` prints."""
+        return plain(self)
 
 
 @lru_cache(maxsize=1024)
@@ -154,8 +139,8 @@ def _summary(pl, rank: int, best) -> dict:
         "mfu": pl.mfu,
         "hfu": pl.hfu,
         "training_days": pl.training_days,
-        "memory_per_device": _flat(pl.memory_per_device),
-        "communications": [_flat(c) for c in pl.communications],
+        "memory_per_device": plain(pl.memory_per_device),
+        "communications": [plain(c) for c in pl.communications],
         "why": why,
     }
 
@@ -204,7 +189,7 @@ class _Refusals:
 
 def _plain(par: Parallel) -> dict:
     """A split as JSON-able values."""
-    out = _flat(par)
+    out = plain(par)
     if out["stage_layers"] is not None:
         out["stage_layers"] = list(out["stage_layers"])
     return out
@@ -390,7 +375,7 @@ class _Search:
         # each is checked.
         # the interleavings tried: every v the stages admit when the microbatches are a multiple of the stages, else 1
         interleaved = self.axis("interleave", _interleavings(like.pipeline_engine, layout))
-        plain = self.axis("interleave", [1])
+        single = self.axis("interleave", [1])
         share = shared_by_interleavings(self.w, like)
         for i, b in enumerate(micros):
             if per_replica % b:
@@ -399,7 +384,7 @@ class _Search:
                             f"global_batch ({gb}) is not a multiple of micro_batch × data × expert ({b * d * e})")
                 continue
             mbs = per_replica // b
-            vs = interleaved if mbs % p == 0 else plain
+            vs = interleaved if mbs % p == 0 else single
             if len(self.best) == self.n_top and step_floor(self.w, like, b, mbs) >= -self.best[0][0]:
                 self.enumerated += len(vs)  # its compute alone is slower than every plan kept
                 self.pruned += len(vs)
