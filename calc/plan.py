@@ -73,7 +73,7 @@ Rajbhandari et al. 2020 (ZeRO); Zhao et al. 2023 (PyTorch FSDP); Liu et al. 2023
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from functools import lru_cache
 from math import fsum
 from types import MappingProxyType
@@ -1814,7 +1814,8 @@ class Plan:
 
     def as_dict(self) -> dict:
         """The JSON-able dict ``python -m calc plan --json`` prints."""
-        out = plain(self)
+        # the per-rank listing is immutable tuples of ints: shared, not copied (up to 7168 numbers)
+        out = {f.name: self.ranks if f.name == "ranks" else plain(getattr(self, f.name)) for f in fields(self)}
         out["parallel"]["stage_layers"] = list(self.layers_per_stage)
         return out
 
