@@ -10,7 +10,6 @@ commands themselves, one module per concept, in :mod:`calc.commands`.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 
@@ -76,7 +75,7 @@ def _check_finite(result: dict) -> None:
     a rate near 0 is refused by name); this catches whatever a new formula lets through.
     """
     try:  # the C encoder finds any NaN or infinity far faster than a walk in Python
-        json.dumps(result, allow_nan=False)
+        jsontext.dumps(result)
         return
     except (ValueError, TypeError):
         pass  # a value that is not finite (or not JSON): the walk below names it

@@ -661,6 +661,15 @@ class Workload:
             self._arrangements[key] = _arrange(self, par)
         return self._arrangements[key]
 
+    def most_layers(self, par: Parallel) -> int:
+        """The most layers one stage of ``par`` holds (cached by stages and layer split, a cheaper key than
+        :meth:`arrangement`'s: :func:`step_floor` asks it for every split a search weighs)."""
+        key = (par.pipeline, par.stage_layers)
+        most = self._most_layers.get(key)
+        if most is None:
+            most = self._most_layers[key] = self.arrangement(par).most_layers
+        return most
+
     def microbatch_work(self, par: Parallel, micro: int, n_den: int, n_moe: int, last: bool,
                         n_rec: int) -> "_MicrobatchWork":
         """A stage's compute for one microbatch (:func:`_microbatch_work`; cached: the same whatever the
@@ -1501,10 +1510,7 @@ def step_floor(w: Workload, par: Parallel, micro_batch: int, microbatches: int) 
                 w.collective("all-reduce", tp, n)
             per_layer += TP_CALLS[mode] * one
         w._floors[key] = per_layer
-    most = w._most_layers.get((par.pipeline, par.stage_layers))  # cheaper than the arrangement's key
-    if most is None:
-        most = w._most_layers[(par.pipeline, par.stage_layers)] = w.arrangement(par).most_layers
-    return microbatches * most * per_layer
+    return microbatches * w.most_layers(par) * per_layer
 
 
 def step_bound(w: Workload, par: Parallel, micro_batch: int, microbatches: int, above: float | None = None) -> float:
@@ -1556,8 +1562,7 @@ def bound_from_parts(engine: str, v: int, microbatches: int, parts: tuple, above
     times: dict[int, float] = {}
     t_max = 0.0
     for s in order:
-        first, zero_s, accumulate_s, send_s = part(s)
-        t = times[s] = first + sends * send_s + zero_s + accumulate_s  # _microbatch_time's total, to the bit
+        t = times[s] = _part_total(part(s), sends)
         t_max = max(t_max, t)
         if above is not None and microbatches * t_max > above:
             return microbatches * t_max
@@ -1570,8 +1575,14 @@ def first_stage_bound(engine: str, v: int, microbatches: int, parts: tuple) -> f
     is :func:`bound_from_parts`'s, to the bit). So once it exceeds what a search's slowest kept plan takes, the bound
     of every larger interleaving of the split does too."""
     order, _, part = parts
-    first, zero_s, accumulate_s, send_s = part(order[0])
-    return microbatches * max(0.0, first + PIPELINE_SENDS[engine] * v * send_s + zero_s + accumulate_s)
+    return microbatches * max(0.0, _part_total(part(order[0]), PIPELINE_SENDS[engine] * v))
+
+
+def _part_total(stage_part: tuple, sends: float) -> float:
+    """A stage's seconds per microbatch from one of :func:`time_parts`'s parts, with ``sends`` pipeline transfers:
+    :func:`_microbatch_time`'s total, added in its order (so the same to the bit)."""
+    first, zero_s, accumulate_s, send_s = stage_part
+    return first + sends * send_s + zero_s + accumulate_s
 
 
 def estimate(w: Workload, par: Parallel, micro_batch: int, every_stage: bool = False,

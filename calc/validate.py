@@ -27,7 +27,8 @@ from . import plan as _plan
 from .runs import BOUNDS, GROUPS, REFERENCE_GROUPS, RUNS, SWEEPS, Run, Sweep
 from .spec import flatten
 
-__all__ = ["RunResult", "GroupSummary", "Validation", "validate", "predict", "predict_run", "rank_published", "check_sweep",
+__all__ = ["RunResult", "GroupSummary", "Validation", "validate", "predict", "predict_run", "rank_published",
+           "check_sweep",
            "FITTED", "GRID", "RANKED_GROUPS"]
 
 #: The constants cross-validation fits, each a (profile family, field): the family's profiles share it.
