@@ -34,6 +34,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache, partial
 
@@ -159,23 +160,51 @@ def stage_splits(layers: int, p: int) -> list[tuple[int, ...] | None]:
     return out
 
 
+#: The numbers a rule quotes from the configuration it refused (``(12)``, ``= 96``, ``at most 3``), which
+#: :func:`rule_template` replaces so that one rule is one group whatever the values.
+_QUOTED_NUMBER = re.compile(r"(\(|= |at most |at least |<= |>= )\d+(?:\.\d+)?")
+
+
+def rule_template(rule: str) -> str:
+    """A refusal's rule with the values it quotes replaced by ``n``: the key refusals are grouped by.
+
+    >>> rule_template("1, or the microbatches per step (12) a multiple of pipeline_parallel (8)")
+    '1, or the microbatches per step (n) a multiple of pipeline_parallel (n)'
+    >>> rule_template("interleave must be at most 3: every model chunk needs a layer")
+    'interleave must be at most n: every model chunk needs a layer'
+    >>> rule_template("interleave must be 1 when pipeline_parallel is 1")
+    'interleave must be 1 when pipeline_parallel is 1'
+    """
+    return _QUOTED_NUMBER.sub(r"\1n", rule)
+
+
 class _Refusals:
-    """Refusals counted by (kind, rule), one example each: bounded, whatever the space."""
+    """Refusals counted by (kind, rule), one example each: bounded, whatever the space.
+
+    A rule that quotes values of the configuration (``a multiple of pipeline_parallel (8)``) is one group
+    whatever the values: it is shown as refused the first time and, once a refusal quotes other values, as
+    :func:`rule_template` has it (the example keeps the first refusal's values)."""
 
     def __init__(self) -> None:
         self.groups: dict[tuple[str, str], dict] = {}
+        self.templates: dict[str, str] = {}  # rule -> rule_template(rule), each worked out once
         self.total = 0
 
     def add(self, kind: str, rule: str, par, reason, n: int = 1) -> None:
         """Count one refusal (or ``n``); ``par`` and ``reason`` may be callables, built only for a new rule."""
         self.total += n
-        g = self.groups.get((kind, rule))
+        template = self.templates.get(rule)
+        if template is None:
+            template = self.templates[rule] = rule_template(rule)
+        g = self.groups.get((kind, template))
         if g is None:
-            self.groups[(kind, rule)] = {"kind": kind, "rule": rule, "count": n,
-                                         "example": {"parallel": par() if callable(par) else par,
-                                                     "reason": reason() if callable(reason) else reason}}
+            self.groups[(kind, template)] = {"kind": kind, "rule": rule, "count": n,
+                                             "example": {"parallel": par() if callable(par) else par,
+                                                         "reason": reason() if callable(reason) else reason}}
         else:
             g["count"] += n
+            if g["rule"] != rule:
+                g["rule"] = template
 
     def summary(self) -> tuple[dict, ...]:
         return tuple(sorted(self.groups.values(), key=lambda g: (-g["count"], g["kind"], g["rule"])))
@@ -434,7 +463,7 @@ class _Search:
             except CalcError as refused:
                 err = refused
         if err is not None:
-            self.refusals.add("combination", err.rule, lambda: _plain(par_of(v)) | {"micro_batch": b},
+            self.refusals.add("combination", f"{err.param} must be {err.rule}", lambda: _plain(par_of(v)) | {"micro_batch": b},
                               lambda: str(err))
             return False
         if not total <= hw.memory_bytes:  # as memory().fits

@@ -180,6 +180,22 @@ def test_top_ten_json_is_small():
     assert len(json.dumps(r.as_dict())) < 50_000
 
 
+def test_a_rule_that_quotes_values_is_one_group():
+    """With the interleaving fixed, every split whose microbatches are not a multiple of its stages breaks the same
+    rule with its own numbers: one group (shown as a template, the example with its numbers), and --top 10 --json
+    stays under 50 kB (it was 67 kB when each pair of numbers was a rule of its own)."""
+    r = search(model(96, 12288, 96, 51200, 2048, biases=True, learned_positions=True), 1536,
+               hardware(1024, profile_name="a100-sxm4-80gb", dtype="fp16"), "megatron-fp16", top=10,
+               fixed={"interleave": 2})
+    multiple = [g for g in r.refused_summary if "a multiple of pipeline_parallel" in g["rule"]]
+    assert len(multiple) == 1 and multiple[0]["count"] > 1000
+    assert multiple[0]["rule"] == ("interleave must be 1, or the microbatches per step (n) a multiple of "
+                                   "pipeline_parallel (n)")
+    assert "(n)" not in multiple[0]["example"]["reason"] and "a multiple of pipeline_parallel (" in \
+        multiple[0]["example"]["reason"]
+    assert len(json.dumps(r.as_dict())) < 50_000
+
+
 def test_why_each_ranks():
     """The first plan explains its time; the others say how much slower and mostly why."""
     plans = search(LLAMA, 512, HW, top=3).plans
