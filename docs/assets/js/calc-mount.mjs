@@ -112,7 +112,8 @@ function mountCalculator(root, signal) {
   }
 
   function showAnswer(answer, ms) {
-    const bad = answer.ok ? undefined : byName.get(answer.param);
+    // an element of a list input is named with its index (microbatch_sizes[0][2]): its field is the list's
+    const bad = answer.ok ? undefined : byName.get(answer.param) ?? byName.get(String(answer.param).split("[")[0]);
     for (const field of fields) showFieldError(root, field, field === bad ? answer.message : "");
     if (!answer.ok) {
       setState("error");
