@@ -141,9 +141,23 @@ def _summary(pl, rank: int, best) -> dict:
         "hfu": pl.hfu,
         "training_days": pl.training_days,
         "memory_per_device": plain(pl.memory_per_device),
-        "communications": [plain(c) for c in pl.communications],
+        "communications": [_row(c) for c in pl.communications],
         "why": why,
     }
+
+
+#: The fields of a plan's communication row that a search's summary leaves out: each follows from the others
+#: (``bytes_per_call × calls_per_step``; ``bytes_per_call`` over the time of one call), and without them ten
+#: plans of an MoE split with eleven rows each stay under issue 9's 50 kB. ``plan`` on the split gives them.
+_DERIVED_ROW_FIELDS = ("bytes_per_step", "bandwidth_bytes_per_s")
+
+
+def _row(c) -> dict:
+    """A communication row as a search reports it (:data:`_DERIVED_ROW_FIELDS` left out)."""
+    row = plain(c)
+    for k in _DERIVED_ROW_FIELDS:
+        del row[k]
+    return row
 
 
 def stage_splits(layers: int, p: int) -> list[tuple[int, ...] | None]:

@@ -180,6 +180,18 @@ def test_top_ten_json_is_small():
     assert len(json.dumps(r.as_dict())) < 50_000
 
 
+def test_top_ten_json_is_small_with_moe_splits():
+    """Ten MoE plans with eleven communication rows each (tensor, context, expert, pipeline, and data for dense and
+    expert weights) stay under 50 kB: a search's rows leave out what follows from the others (55 kB before)."""
+    m = model(60, 7168, 128, 51200, 2048, experts=256, top_k=8, biases=True, learned_positions=True,
+              tied_embeddings=True)
+    r = search(m, 16384, hardware(16384, profile_name="h100-sxm5-80gb"), "megatron-fp16", top=10)
+    assert max(len(p["communications"]) for p in r.plans) >= 11
+    assert len(json.dumps(r.as_dict())) < 50_000
+    row = r.plans[0]["communications"][0]
+    assert "bytes_per_step" not in row and {"bytes_per_call", "calls_per_step", "time_s", "exposed_time_s"} <= set(row)
+
+
 def test_a_rule_that_quotes_values_is_one_group():
     """With the interleaving fixed, every split whose microbatches are not a multiple of its stages breaks the same
     rule with its own numbers: one group (shown as a template, the example with its numbers), and --top 10 --json
