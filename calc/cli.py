@@ -117,7 +117,7 @@ def _nested_lines(value: object) -> list[str]:
         cells = [keys] + [[_cell(k, row.get(k)) for k in keys] for row in value]
         widths = [max(len(r[i]) for r in cells) for i in range(len(keys))]
         return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
-    return [f"  {format_field('value', value)}"] if value not in (None, "", [], {}) else []
+    return [f"  {format_field('value', value)}"] if value not in (None, "", [], {}) else ["  none"]
 
 
 def render_text(cmd: Command, result: dict) -> str:

@@ -252,7 +252,7 @@ UNITS: dict[str, Callable[[object], str]] = {
     "flop_rate": lambda v: units.format_flops(v, per_second=True),  # type: ignore[arg-type]
     "fits": lambda v: "fits" if v else "does not fit",
     "json": json.dumps,
-    "text": str,
+    "text": lambda v: str(v) or "none",  # an empty text (no uneven split, no cap reached) says so
 }
 
 
@@ -299,7 +299,9 @@ def format_field(name: str, value: object) -> str:
     if isinstance(value, (list, tuple)) and value and all(isinstance(x, int) and not isinstance(x, bool)
                                                           for x in value):
         return ", ".join(str(x) for x in value)
-    if isinstance(value, (dict, list, tuple, bool)) or value is None:
+    if value is None:  # as format_result shows it: a readable line has no JSON null
+        return "n/a"
+    if isinstance(value, (dict, list, tuple, bool)):
         return json.dumps(value)
     unit = unit_of_field(name)
     if unit == "text" and isinstance(value, (int, float)):

@@ -107,6 +107,33 @@ def test_readable_plan_shows_tables_not_json(tmp_path, capsys):
     assert "all-reduce" in text
 
 
+def test_an_empty_result_says_none(tmp_path, capsys):
+    """A result with nothing to show (no uneven split, nothing fixed, no cap reached) prints "none", not a blank."""
+    spec = {"model": {"layers": 4, "hidden": 1024, "heads": 8, "vocab": 32000, "seq_len": 1024},
+            "batch": {"global_batch": 16}, "hardware": {"gpus": 8, "profile": "a100-sxm4-80gb"}}
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    assert main(["search", str(path), "--top", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    fixed = lines.index("Fixed by the SPEC")
+    assert lines[fixed + 1].strip() == "none"
+    assert next(line for line in lines if line.startswith("Configuration cap")).split()[-1] == "none"
+    spec["parallel"] = {"data": 2, "tensor": 4}
+    spec["batch"]["micro_batch"] = 1
+    path.write_text(json.dumps(spec))
+    assert main(["plan", str(path)]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Uneven layer split"))
+    assert line.split()[-1] == "none"
+
+
+def test_readable_output_has_no_json_null(capsys):
+    """A missing value in a table (the A100's fp8 peak) reads n/a, as a missing result does, not JSON's null."""
+    assert main(["hardware"]) == 0
+    text = capsys.readouterr().out
+    assert "null" not in text
+    assert "n/a" in next(line for line in text.splitlines() if line.strip().startswith("a100-sxm4-80gb"))
+
+
 # ---------------------------------------------------------------- bounded input, one-line messages (issue 11, §5)
 
 from calc.api import COMMANDS  # noqa: E402

@@ -108,7 +108,7 @@ INFER = Command(
         Result("mfu", "Model FLOPs utilisation (decode)", "percent"),
         Result("prefill_mfu", "Model FLOPs utilisation (prefill)", "percent"),
         Result("max_latency_s", "Inter-token latency bound", "seconds"),
-        Result("latency_bound_met", "Within the bound (null: none given)", "json"),
+        Result("latency_bound_met", "Within the latency bound (none when no bound is given)", "json"),
         Result("memory_per_device", "Memory per GPU (most loaded stage)", "json"),
         Result("communications", "Transfers per generated token", "json"),
         Result("prefill_communications", "Transfers per prefill", "json"),
