@@ -224,10 +224,11 @@ def search_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
     for g in result["refused_summary"]:
         ex = g["example"]
         conf = ", ".join(f"{k} {x}" for k, x in ex["parallel"].items())
-        refusals.append([_REFUSAL_KIND.get(g["kind"], g["kind"]), units.format_count(g["count"]), ex["reason"], conf])
+        refusals.append([_REFUSAL_KIND.get(g["kind"], g["kind"]), g["rule"], units.format_count(g["count"]),
+                         ex["reason"], conf])
     refused = _table(f"Why {units.format_count(result['refused_count'])} configurations were refused, by rule "
-                     "(one example each)", ["Reason", "Configurations", "Example", "Example configuration"],
-                     refusals, "lrll")
+                     "(one example each)", ["Kind", "Rule", "Configurations", "Example", "Example configuration"],
+                     refusals, "llrll")
     every = [plan_inputs(inputs, pl["parallel"]) for pl in result["plans"]]
     first = every[0] if every else {}
     # each row's plan inputs for the launch panel: the first row's in full, the others only where they differ (most
@@ -246,7 +247,7 @@ def row_inputs(view: Mapping, i: int) -> dict[str, str]:
     return {**view["inputs"], **view["rows"][i]["inputs"]}
 
 
-_REFUSAL_KIND = {"memory": "memory: does not fit", "combination": "divisibility or an impossible combination"}
+_REFUSAL_KIND = {"memory": "memory", "combination": "divisibility or an impossible combination"}
 
 
 # ---------------------------------------------------------------------------- pin and compare (the atlas)

@@ -184,6 +184,8 @@ def test_planner_search_for_1024_gpus(page):
     assert calc.values()["plans"] == json.dumps(expected["plans"])
     assert calc.values()["refused_count"] == json.dumps(expected["refused_count"])
     assert calc.root.locator('[data-table="refusals"] tbody tr').count() == len(expected["refused_summary"])
+    rules = calc.root.locator('[data-table="refusals"] tbody tr td:nth-child(2)').all_text_contents()
+    assert rules == [g["rule"] for g in expected["refused_summary"]]
 
 
 def test_memory_updates_live(page, tmp_path):
