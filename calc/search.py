@@ -364,6 +364,7 @@ class _Search:
         groups = [self.schedule["zero_group"]] if "zero_group" in self.schedule else \
             [None, *self.node_group(t, e, c, p, d)]
         firsts: dict[tuple, Parallel] = {}  # the first split made with each (sp, recompute, layers): see micro_batches
+        floors: dict[tuple, dict] = {}  # step_floor by microbatch size for each (sp, recompute, layers): the same
         verdicts: dict[tuple, dict] = {}  # check_combination's verdict on the interleavings of (sp, layers, group)
         for z, sp, recompute, split, group in itertools.product(
                 self.axis("zero", [1, 2, 3] if self.schedule.get("zero_group") else [0, 1, 2, 3]),
@@ -374,11 +375,12 @@ class _Search:
             make = partial(Parallel, d, t, p, c, e, z, sp, recompute, stage_layers=split, zero_group=group, **schedule)
             verdict = None if "interleave" in self.fixed else verdicts.setdefault((sp, split, group), {})
             first = firsts.get((sp, recompute, split))
+            floor = floors.setdefault((sp, recompute, split), {})
             if first is None:
                 first = firsts[(sp, recompute, split)] = make(1)
-                self.micro_batches(make, verdict, first, first)
+                self.micro_batches(make, verdict, first, floor, first)
             else:
-                self.micro_batches(make, verdict, first)
+                self.micro_batches(make, verdict, first, floor)
             if self.capped:
                 return
 
@@ -390,13 +392,15 @@ class _Search:
         g = self.w.hw.gpus_per_node // stride
         return [g] if 2 <= g < d and d % g == 0 else []
 
-    def micro_batches(self, split, verdict: dict | None, like: Parallel, base: Parallel | None = None) -> None:
+    def micro_batches(self, split, verdict: dict | None, like: Parallel, floor: dict,
+                      base: Parallel | None = None) -> None:
         """Each microbatch size and interleaving of one split (``split(v)`` makes it with ``v`` chunks per stage;
         ``base``, when given, is ``split(1)``); larger sizes refused once one does not fit. ``verdict``: see below.
 
         ``like`` is ``split(1)`` or a split that differs from it only in the ZeRO stage and the shard group, which
         neither the sizes and interleavings tried nor :func:`calc.plan.step_floor` depend on: ``split(1)`` is made only
-        once a microbatch size passes the floor (most of a search's splits never do)."""
+        once a microbatch size passes the floor (most of a search's splits never do). ``floor`` keeps that floor by
+        microbatch size for every split that differs from ``like`` only in those two."""
         m, gb = self.w.m, self.w.global_batch
         t, p, c, e, d = like.tensor, like.pipeline, like.context, like.expert, like.data
         per_replica = gb // (d * e)
@@ -428,7 +432,8 @@ class _Search:
                 continue
             mbs = per_replica // b
             vs = interleaved if mbs % p == 0 else single
-            if len(self.best) == self.n_top and step_floor(self.w, like, b, mbs) >= -self.best[0][0]:
+            if len(self.best) == self.n_top and (floor.get(b) or floor.setdefault(b, step_floor(self.w, like, b, mbs))) \
+                    >= -self.best[0][0]:
                 self.enumerated += len(vs)  # its compute alone is slower than every plan kept
                 self.pruned += len(vs)
                 continue
