@@ -432,8 +432,7 @@ class _Search:
                 continue
             mbs = per_replica // b
             vs = interleaved if mbs % p == 0 else single
-            if len(self.best) == self.n_top and (floor.get(b) or floor.setdefault(b, step_floor(self.w, like, b, mbs))) \
-                    >= -self.best[0][0]:
+            if len(self.best) == self.n_top and _floor(floor, self.w, like, b, mbs) >= -self.best[0][0]:
                 self.enumerated += len(vs)  # its compute alone is slower than every plan kept
                 self.pruned += len(vs)
                 continue
@@ -541,6 +540,14 @@ class _Search:
         r = self.refusals
         return SearchResult(tuple(plans), self.enumerated, self.feasible, self.pruned, r.total, r.by_kind(),
                             r.summary(), shown, self.capped)
+
+
+def _floor(kept: dict, w, like: Parallel, b: int, mbs: int) -> float:
+    """:func:`calc.plan.step_floor` of ``like`` at microbatch size ``b``, from ``kept`` (by size) once worked out."""
+    got = kept.get(b)
+    if got is None:
+        got = kept[b] = step_floor(w, like, b, mbs)
+    return got
 
 
 @lru_cache(maxsize=1024)
