@@ -237,6 +237,9 @@ def _count_of(word: str) -> Callable[[object], str]:
 
 
 #: Every result unit and its formatter. A :class:`Result` in any other unit is refused when it is declared.
+#: How a readable line shows a value that is not there (a result or a field that is None).
+MISSING = "n/a"
+
 UNITS: dict[str, Callable[[object], str]] = {
     **{word: _count_of(word) for word in ("examples", "sequences", "tokens", "steps", "replicas", "GPUs",
                                           "microbatches")},
@@ -263,7 +266,7 @@ def format_result(unit: str, value: object) -> str:
     ('1.074 GB (1 GiB)', '17.57 ms')
     """
     formatter = UNITS[unit]
-    return "n/a" if value is None else formatter(value)
+    return MISSING if value is None else formatter(value)
 
 
 #: A nested field's unit follows from its name's suffix (the project's naming rule).
@@ -300,7 +303,7 @@ def format_field(name: str, value: object) -> str:
                                                           for x in value):
         return ", ".join(str(x) for x in value)
     if value is None:  # as format_result shows it: a readable line has no JSON null
-        return "n/a"
+        return MISSING
     if isinstance(value, (dict, list, tuple, bool)):
         return json.dumps(value)
     unit = unit_of_field(name)

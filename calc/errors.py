@@ -70,5 +70,14 @@ class CalcError(ValueError):
         self.rule = rule
         self.value = value
 
+    @property
+    def requirement(self) -> str:
+        """The message without the value: what a refusal summary groups by.
+
+        >>> CalcError("micro_batch", "a whole number >= 1", 0).requirement
+        'micro_batch must be a whole number >= 1'
+        """
+        return f"{show_name(self.param)} must be {self.rule}"
+
     def __str__(self) -> str:
-        return f"{show_name(self.param)} must be {self.rule}, got {show_value(self.value)}"
+        return f"{self.requirement}, got {show_value(self.value)}"

@@ -205,7 +205,7 @@ def infer_search(m: Model, sv: Serving, hw: Hardware, top: int = 10, max_latency
                 refuse(*r[:2], cand, r[2])
                 continue
         except CalcError as err:
-            refuse("combination", f"{err.param} must be {err.rule}", cand, str(err))
+            refuse("combination", err.requirement, cand, str(err))
             continue
         except _OutOfBudget:
             left = len(candidates) - i

@@ -359,7 +359,7 @@ class _Search:
             broken = engine_layout_rule(engine, split or _even_stage_layers(m.layers, p), 1)
             if broken:
                 layer_splits.remove(split)
-                self.refuse("combination", f"{broken.param} must be {broken.rule}", _family(t, p, c, e, d), str(broken))
+                self.refuse("combination", broken.requirement, _family(t, p, c, e, d), str(broken))
         schedule = {k: x for k, x in self.schedule.items() if k != "zero_group"}
         groups = [self.schedule["zero_group"]] if "zero_group" in self.schedule else \
             [None, *self.node_group(t, e, c, p, d)]
@@ -481,7 +481,7 @@ class _Search:
             except CalcError as refused:
                 err = refused
         if err is not None:
-            self.refusals.add("combination", f"{err.param} must be {err.rule}", lambda: _plain(par_of(v)) | {"micro_batch": b},
+            self.refusals.add("combination", err.requirement, lambda: _plain(par_of(v)) | {"micro_batch": b},
                               lambda: str(err))
             return False
         if not total <= hw.memory_bytes:  # as memory().fits
