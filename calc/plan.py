@@ -39,7 +39,9 @@ The plan is assembled from four pieces, each a function of this module:
    the bubble ``(p−1)/v · t_mb`` of Narayanan et al. 2021 §2.2.
 
 Overlap (what hides behind compute; every rule a constant below with its source):
-TP collectives are exposed unless ``parallel.tp_comm_overlap``; EP all-to-alls and
+TP collectives are exposed unless ``parallel.tp_comm_overlap``, except that Megatron's engine
+hides the column-parallel layers' input-gradient reduction behind their weight gradient
+(:data:`TP_ASYNC_CALLS`); EP all-to-alls and
 pipeline sends are exposed; CP's K/V exchange overlaps the attention core of the
 same layer; the data-parallel gradient reduction overlaps the last microbatch's
 backward pass when ``parallel.overlap_grad_reduce`` (default true; the 2021-2022
@@ -179,6 +181,17 @@ GB = 1e9
 #: With sequence parallelism each all-reduce becomes an all-gather plus a reduce-scatter
 #: (Korthikanti et al. 2022 §4.2.2). Source: Shoeybi et al. 2019 §3; Narayanan et al. 2021 §3.2.
 TP_CALLS = {"none": 4, "selective": 4, "full": 6}
+#: Of the backward's, those Megatron's engine (``pipeline_engine`` megatron) overlaps without ``tp_comm_overlap``: the
+#: column-parallel linears (QKV, MLP up) launch their input gradient's reduction (a reduce-scatter with sequence
+#: parallelism, else an all-reduce) asynchronously and compute their weight gradient meanwhile. Sources:
+#: NVIDIA/TransformerEngine ``module/layernorm_linear.py`` and ``layernorm_mlp.py`` backward ("Overlap dgrad-RS/AR
+#: with wgrad", TE 1.x); Megatron-LM ``core/tensor_parallel/layers.py``
+#: (``LinearWithGradAccumulationAndAsyncCommunication``, 2022 on). The 2021 engine and DeepSpeed's ran them in order.
+TP_ASYNC_CALLS = 2
+#: The share of a layer's GEMM time those reductions can hide behind: the weight-gradient GEMMs of the
+#: column-parallel linears, a third of each linear's three passes for about half the layer's linear FLOPs (7/12 of
+#: GPT's, 0.5-0.6 of Llama's): 1/6.
+WGRAD_COLUMN_SHARE = 1 / 6
 #: MoE all-to-alls per MoE layer per microbatch: dispatch and combine, forward and backward;
 #: full recomputation repeats the forward's two. Source: Lepikhin et al. 2021 (GShard) §2.2.
 EP_CALLS = {"none": 4, "selective": 4, "full": 6}
@@ -1110,6 +1123,10 @@ def _model_parallel_times(w: Workload, par: Parallel, micro: int, lay, n_s: int,
         tp_s = _calls(TP_CALLS, par, n_s, n_s, n_rec) * one
         if par.tp_comm_overlap:
             tp_s = _overlapped(tp_s, mw.gemm, mw.slowdown)
+        elif par.pipeline_engine == "megatron":  # :data:`TP_ASYNC_CALLS` behind the weight-gradient GEMMs
+            hidden = TP_ASYNC_CALLS * n_s * (w.collective("reduce-scatter", tp, act_payload) if sp
+                                             else w.collective("all-reduce", tp, act_payload))
+            tp_s += _overlapped(hidden, mw.gemm * WGRAD_COLUMN_SHARE, mw.slowdown) - hidden
     if c > 1:  # ring attention: c − 1 exchanges per pass, each overlapping one step's attention kernel
         chunk = 2 * micro * s_local * kv_hidden_per_rank(m, t) * ab  # one rank's K and V
         step = w.collective("send-recv", ((strides["context"], c),), chunk)
@@ -1601,7 +1618,7 @@ def estimate(w: Workload, par: Parallel, micro_batch: int, every_stage: bool = F
     >>> w = workload(llama, 512, hardware(64, profile_name="h100-sxm5-80gb"))
     >>> e = estimate(w, parallel(data=8, tensor=8, zero=1, sequence_parallel=True), 1)
     >>> e.memory.fits, round(e.step_time_s, 2)
-    (True, 10.45)
+    (True, 9.94)
     """
     mbs = microbatches or check_combination(w.m, micro_batch, w.global_batch, w.hw, par)
     p, v = par.pipeline, par.interleave
