@@ -23,7 +23,8 @@ data, the optimizer's hyper-parameters and the launcher stay the reader's):
   ZeRO-1 as the distributed optimizer and ZeRO-2/3 as Megatron-FSDP
   (``--data-parallel-sharding-strategy optim_grads`` / ``optim_grads_params``); the
   overlap switches; the precision and the attention kernel (eager element-wise kernels refused:
-  Megatron's layers fuse them).
+  Megatron's layers fuse them); ``training.fp8`` as ``--fp8-format hybrid`` with delayed scaling
+  (and ``--fp8-param-gather`` with the distributed optimizer).
 - **torchtitan** (:func:`torchtitan`): the TOML tables ``[parallelism]``,
   ``[activation_checkpoint]`` (``recompute_layers`` as its every-k-th-block option ``"k"`` when
   some ``k`` recomputes as many layers per stage, else refused), ``[training]`` and ``[compile]``
@@ -32,10 +33,13 @@ data, the optimizer's hyper-parameters and the launcher stay the reader's):
   parallelism is DDP (ZeRO 0, only when nothing else is split: torchtitan's DDP "has not
   supported > 1D parallelism") or FSDP2 resharding after every forward pass (ZeRO-3);
   the pipeline's layers are listed by module name, chunk by chunk
-  (``module_fqns_per_model_part``, torchtitan's names for its language models).
+  (``module_fqns_per_model_part``, torchtitan's names for its language models); ``training.fp8``
+  as the ``quantize.linear.float8`` converter on every linear layer but the output, with fp8
+  gathers under FSDP.
 - **DeepSpeed** (:func:`deepspeed`): the JSON config (batch, ZeRO stage, precision) and
   the Megatron-DeepSpeed arguments for tensor and pipeline parallelism, recomputation (with
-  Megatron's block method for ``recompute_layers``) and sequence parallelism.
+  Megatron's block method for ``recompute_layers``) and sequence parallelism; ``training.fp8``
+  as Megatron-DeepSpeed's Transformer Engine layers, without ZeRO only.
 
 Refused, with one :class:`~calc.errors.CalcError` naming the setting and the framework:
 what the framework cannot run as planned (a ZeRO stage or a pipeline layout it lacks,
@@ -46,7 +50,8 @@ switch when there is nothing to overlap) are not written.
 Approximations: torchtitan's selective checkpointing is per operator (``op``: it keeps
 the matmul outputs), not Korthikanti et al.'s recomputation of the attention core that
 the plan counts; precision recipes are written by their data types (the recipes differ in
-how they count the fp32 copies a framework keeps).
+how they count the fp32 copies a framework keeps); torchtitan's float8 scales each tensor from its
+current maximum (torchao's tensorwise recipe) where the plan's casts are Transformer Engine's.
 """
 
 from __future__ import annotations
@@ -196,6 +201,14 @@ def _data_group(plan: Plan) -> int:
 #: ``--grad-reduce-in-bf16`` (arguments.py, validate_args); fp16 keeps fp16 gradients.
 _MEGATRON_PRECISION = {"bf16-adam": ["--bf16", "--grad-reduce-in-bf16"], "megatron-bf16": ["--bf16"],
                        "fp16-adam": ["--fp16"], "megatron-fp16": ["--fp16"], "fp32-adam": []}
+#: ``training.fp8`` as NVIDIA's NeMo recipes run it: Transformer Engine's hybrid format (E4M3 forward, E5M2
+#: gradients) with delayed scaling over a 1024-step amax history; with the distributed optimizer the weights are
+#: kept and gathered in fp8 too (``--fp8-param-gather``, which Megatron allows only with it).
+_MEGATRON_FP8 = [("--fp8-format", "hybrid"), ("--fp8-recipe", "delayed"), ("--fp8-amax-history-len", 1024),
+                 ("--fp8-amax-compute-algo", "max")]
+#: The same in Megatron-DeepSpeed, whose Transformer Engine layers (``--transformer-impl``) take the format as a flag.
+_MEGATRON_DEEPSPEED_FP8 = [("--transformer-impl", "transformer_engine"), ("--fp8-hybrid", None),
+                           ("--fp8-amax-history-len", 1024), ("--fp8-amax-compute-algo", "max")]
 #: The plan's attention kernels as Megatron-LM's backends (flash3: cuDNN's fused attention through TE).
 _MEGATRON_ATTENTION = {"flash": "flash", "flash3": "fused", "standard": "unfused"}
 
@@ -288,6 +301,11 @@ def megatron(plan: Plan, m: Model, precision: str) -> Launch:
         raise _refuse("precision", "one of " + ", ".join(_MEGATRON_PRECISION), target,
                       "its optimizer keeps fp32 or fp16 main parameters (--main-params-dtype)", precision)
     pairs += [(flag, None) for flag in _MEGATRON_PRECISION[precision]]
+    if plan.fp8:
+        if precision not in ("bf16-adam", "megatron-bf16"):
+            raise _refuse("precision", "bf16-adam or megatron-bf16 with fp8", target, "its FP8 layers are "
+                          "written for bf16 activations here, as NVIDIA's recipes run them", precision)
+        pairs += _MEGATRON_FP8 + ([("--fp8-param-gather", None)] if par.zero >= 1 else [])
     pairs.append(("--attention-backend", _MEGATRON_ATTENTION[m.attention]))
     if m.kernels == "eager":
         raise _refuse("kernels", "fused", target, "its layers run fused kernels (Transformer Engine, fused "
@@ -387,10 +405,28 @@ def _toml_value(value: object) -> str:
     return str(value)
 
 
-def _toml(config: dict) -> str:
-    """Tables of plain keys, as ``tomllib`` reads them back."""
-    return "\n\n".join(f"[{table}]\n" + "\n".join(f"{k} = {_toml_value(x)}" for k, x in keys.items())
-                       for table, keys in config.items())
+def _toml(config: dict, prefix: str = "") -> str:
+    """Tables of plain keys, a table inside one under its dotted name, as ``tomllib`` reads them back.
+
+    >>> print(_toml({"a": {"x": 1, "b": {"y": True}}, "c": {"d": {"z": "s"}}}))
+    [a]
+    x = 1
+    <BLANKLINE>
+    [a.b]
+    y = true
+    <BLANKLINE>
+    [c.d]
+    z = "s"
+    """
+    blocks = []
+    for table, keys in config.items():
+        plain = {k: x for k, x in keys.items() if not isinstance(x, dict)}
+        inner = {k: x for k, x in keys.items() if isinstance(x, dict)}
+        if plain or not inner:
+            blocks.append(f"[{prefix}{table}]\n" + "\n".join(f"{k} = {_toml_value(x)}" for k, x in plain.items()))
+        if inner:
+            blocks.append(_toml(inner, f"{prefix}{table}."))
+    return "\n\n".join(blocks)
 
 
 def torchtitan(plan: Plan, m: Model, precision: str) -> Launch:
@@ -419,6 +455,11 @@ def torchtitan(plan: Plan, m: Model, precision: str) -> Launch:
               "training": {"local_batch_size": local, "global_batch_size": plan.global_batch, "seq_len": m.seq_len,
                            "mixed_precision_param": _TORCHTITAN_PRECISION[precision],
                            "mixed_precision_reduce": "float32"}}
+    if plan.fp8:  # torchao's Float8Linear on every linear layer but the output, fp8 gathers under FSDP
+        config["model"] = {"converters": ["quantize.linear.float8"]}
+        config["quantize"] = {"linear": {"float8": {"enable_fsdp_float8_all_gather": z == 3,
+                                                    "precompute_float8_dynamic_scale_for_fsdp": z == 3,
+                                                    "filter_fqns": ["output"]}}}
     if m.kernels == "fused":  # the plan's fused element-wise kernels are torchtitan's compiled model
         config["compile"] = {"enable": True}
     head = [f"# {target.name} ({target.repository}, {target.source})", _launch_line(plan)]
@@ -520,6 +561,7 @@ def _megatron_deepspeed_args(plan: Plan, m: Model, precision: str) -> list[tuple
               ("--seq-length", m.seq_len)]
     dtype = _DEEPSPEED_PRECISION[precision][0]
     pairs += [(f"--{dtype}", None)] if dtype else []
+    pairs += _MEGATRON_DEEPSPEED_FP8 if plan.fp8 else []
     pairs += [("--use-flash-attn-v2", None)] if m.attention == "flash" else []
     pairs += [("--zero-stage", par.zero), ("--deepspeed", None), ("--deepspeed_config", "ds_config.json")]
     return pairs
@@ -528,6 +570,9 @@ def _megatron_deepspeed_args(plan: Plan, m: Model, precision: str) -> list[tuple
 def deepspeed(plan: Plan, m: Model, precision: str) -> Launch:
     """DeepSpeed's JSON config and the Megatron-DeepSpeed arguments for ``plan``."""
     ds, mds = TARGETS["deepspeed"]
+    if plan.fp8 and plan.parallel.zero >= 1:
+        raise _refuse("zero", "0 with fp8", ds, "its ZeRO gathers the 16-bit weights where the plan gathers fp8 "
+                      "ones, as Megatron-Core's --fp8-param-gather does", plan.parallel.zero)
     _deepspeed_structure(plan, m, ds, mds)
     _deepspeed_schedule(plan, precision, ds)
     config = _deepspeed_config(plan, precision)

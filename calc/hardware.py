@@ -40,7 +40,8 @@ from types import MappingProxyType
 from .check import MAX_BYTES, MAX_RATE, count, real
 from .errors import CalcError
 
-__all__ = ["Profile", "PROFILES", "profile", "Hardware", "hardware", "GIB", "PRECISION_DTYPES", "MAX_GPUS"]
+__all__ = ["Profile", "PROFILES", "profile", "Hardware", "hardware", "fp8_hardware", "GIB", "PRECISION_DTYPES",
+           "MAX_GPUS"]
 
 GIB = 2.0**30
 GB = 1e9
@@ -85,6 +86,10 @@ class Profile:
     comm_sms: int  #: SMs a running collective holds (one thread block per NCCL channel)
     gemm_k_half: float  #: inner dimension K at which a GEMM tile spends half its time outside its main loop
     sources: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))  #: field → where it comes from
+    #: FP8 GEMMs (Transformer Engine's training recipe): the share of the fp8 peak a large one sustains, and its
+    #: ``gemm_k_half``; None: the GPU has no fp8 tensor cores
+    fp8_gemm_efficiency: float | None = None
+    fp8_gemm_k_half: float | None = None
 
     def as_dict(self) -> dict:
         """The JSON-able dict ``python -m calc hardware --json`` lists."""
@@ -169,6 +174,12 @@ _H100 = {
     "flash3_efficiency": "Shah et al. 2024 (FlashAttention-3): bf16 forward up to 740 TFLOP/s = 0.75 of 989",
     "flash3_backward_ratio": "Shah et al. 2024 §1: backward 1.5-1.75x FlashAttention-2's backward while the forward "
                              "is 1.5-2x: about 0.7 of the forward",
+    "fp8_gemm_efficiency": "fitted (python -m calc validate): 0.54 of the 1979 TFLOP/s fp8 peak is what NVIDIA's "
+                           "measured FP8 NeMo runs (dgxc-benchmarking) sustain in their linear layers; an isolated fp8 "
+                           "GEMM at its best shape reaches 1541 TFLOP/s = 0.78 (tile-lang's H800 sweep, "
+                           "benchmark/matmul_fp8, M = N = 8192, K = 16384)",
+    "fp8_gemm_k_half": "fitted to tile-lang's fp8 sweep of K at M = N = 8192 on the H800 (569-1541 TFLOP/s for "
+                       "K = 256-16384): 400, against bf16's 260 on the same sweep",
 }
 _B200 = {
     "peak_flops": "[Bekman] (DGX B200 datasheet): dense 2250 TFLOP/s bf16, 4500 fp8, 9000 fp4, 1125 tf32, 80 fp32",
@@ -192,6 +203,9 @@ _B200 = {
     "flash3_efficiency": "assumed: cuDNN's fused attention on Blackwell as FlashAttention-3 on the H100 (no "
                          "published B200 figure found)",
     "flash3_backward_ratio": "as the H100",
+    "fp8_gemm_efficiency": "assumed: the H100's fp8 to bf16 ratio of sustained GEMM efficiency (0.54/0.66) applied "
+                           "to this GPU's bf16 figure. No measured FP8 run on Blackwell checks it",
+    "fp8_gemm_k_half": "assumed as the H100's",
 }
 
 
@@ -199,10 +213,12 @@ def _p(name: str, title: str, *, memory: float, peak: dict, hbm: float, sms: int
        nic: float, sources: dict, gemm: float, attention: float, attention_bwd: float, intra_eff: float,
        allreduce_eff: float, inter_eff: float, intra_alpha: float, inter_alpha: float, hbm_eff: float,
        comm_sms: int, k_half: float, flash3: float | None = None, flash3_bwd: float | None = None,
-       tile: tuple[int, int] = (256, 128), overhead: float = 2e-6) -> Profile:
+       tile: tuple[int, int] = (256, 128), overhead: float = 2e-6, fp8_gemm: float | None = None,
+       fp8_k_half: float | None = None) -> Profile:
     return Profile(name, title, memory, MappingProxyType(peak), hbm, sms, tile, gpn, nvlink, nic, intra_eff,
                    allreduce_eff, inter_eff, intra_alpha, inter_alpha, hbm_eff, gemm, attention, attention_bwd,
-                   flash3, flash3_bwd, overhead, comm_sms, k_half, MappingProxyType({**_SRC_COMMON, **sources}))
+                   flash3, flash3_bwd, overhead, comm_sms, k_half, MappingProxyType({**_SRC_COMMON, **sources}),
+                   fp8_gemm, fp8_k_half)
 
 
 MIB = 2.0**20
@@ -215,11 +231,11 @@ _A100_K = dict(peak=_A100_PEAK, sms=108, gpn=8, nvlink=300e9, nic=25e9, gemm=0.7
                inter_alpha=4e-6, hbm_eff=0.83, comm_sms=16, k_half=84)
 _H100_K = dict(peak=_H100_PEAK, sms=132, gpn=8, nvlink=450e9, nic=50e9, gemm=0.66, attention=0.35,
                attention_bwd=0.8, flash3=0.75, flash3_bwd=0.7, intra_eff=0.82, allreduce_eff=1.06, inter_eff=0.94, intra_alpha=1e-6,
-               inter_alpha=4e-6, comm_sms=24, k_half=200)
+               inter_alpha=4e-6, comm_sms=24, k_half=200, fp8_gemm=0.54, fp8_k_half=400)
 _B200_K = dict(sms=148, nvlink=900e9, nic=50e9, gemm=0.64, attention=0.3, attention_bwd=0.8, flash3=0.7,
                flash3_bwd=0.7, intra_eff=0.76,
                allreduce_eff=0.93, inter_eff=0.94, intra_alpha=1e-6, inter_alpha=4e-6, hbm_eff=0.9, comm_sms=24,
-               k_half=200)
+               k_half=200, fp8_gemm=0.52, fp8_k_half=400)
 
 _ALL = (
     _p("a100-sxm4-40gb", "NVIDIA A100 SXM4 40GB (DGX A100)", memory=40960 * MIB, hbm=1555e9, **_A100_K,
@@ -246,7 +262,7 @@ _ALL = (
                 "hbm_bandwidth": "[Bekman]: 8 TB/s"}),
     _p("gb200-nvl72", "NVIDIA GB200 NVL72 rack (72 Blackwell GPUs in one NVLink domain)", memory=189471 * MIB,
        peak={**_B200_PEAK, "bf16": 2500e12, "fp16": 2500e12, "fp8": 5000e12, "fp4": 10000e12, "tf32": 1250e12},
-       hbm=8e12, gpn=72, **{**_B200_K, "gemm": 0.60},
+       hbm=8e12, gpn=72, **{**_B200_K, "gemm": 0.60, "fp8_gemm": 0.49},
        sources={**_B200,
                 "memory_bytes": "GB200 NVL72 specification: 13.4 TB HBM3e for 72 GPUs (186 GB each); nvidia-smi "
                                 "reports 189,471 MiB (185.0 GiB), the figure taken",
@@ -384,3 +400,25 @@ def hardware(gpus: int, device_memory: float | None = None, flops_per_gpu: float
     if compute_efficiency is not None:
         eff = real("compute_efficiency", compute_efficiency, minimum=1e-3, allow_minimum=True, maximum=1.0)
     return Hardware(g, gpn, mem, res, rate, hbm, intra, inter, a_in, a_out, eff, template)
+
+
+def fp8_hardware(hw: Hardware) -> Hardware:
+    """``hw`` as its FP8 GEMMs see it: the profile's fp8 peak (scaled as ``hw``'s peak is scaled from the profile's
+    16-bit one, when ``flops_per_gpu`` overrides it), ``fp8_gemm_efficiency`` and ``fp8_gemm_k_half``.
+
+    >>> h = fp8_hardware(hardware(8, profile_name="h100-sxm5-80gb"))
+    >>> h.flops_per_gpu, h.gpu.gemm_efficiency == h.gpu.fp8_gemm_efficiency
+    (1979000000000000.0, True)
+    >>> fp8_hardware(hardware(8, profile_name="a100-sxm4-80gb"))
+    Traceback (most recent call last):
+    ...
+    calc.errors.CalcError: fp8 must be false on a100-sxm4-80gb (its profile has no fp8 tensor cores), got True
+    """
+    gpu = hw.gpu
+    if gpu.name == _CUSTOM:
+        raise CalcError("fp8", "false without a hardware.profile (the fp8 peak and efficiency come from one)", True)
+    if "fp8" not in gpu.peak_flops or gpu.fp8_gemm_efficiency is None:
+        raise CalcError("fp8", f"false on {gpu.name} (its profile has no fp8 tensor cores)", True)
+    rate = gpu.peak_flops["fp8"] * hw.flops_per_gpu / gpu.peak_flops["bf16"]
+    return replace(hw, flops_per_gpu=rate, gpu=replace(gpu, gemm_efficiency=gpu.fp8_gemm_efficiency,
+                                                       gemm_k_half=gpu.fp8_gemm_k_half))

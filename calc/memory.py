@@ -53,6 +53,12 @@ decomposition returns ``input.clone()`` unless ``train and p != 0`` (``torch/_de
 output, the log-sum-exp and the random state, from which the backward regenerates the mask
 (Dao-AILab/flash-attention ``flash_attn/flash_attn_interface.py``, ``FlashAttnFunc.forward``), so with
 ``attention`` flash the flag changes only the ``s·b·h`` masks.
+
+FP8 training (``fp8``: Transformer Engine's FP8 linear layers) keeps each linear GEMM's input in fp8, one byte
+per element: of the replicated term, the QKV and MLP-up inputs (10 becomes 8), of the split one the output
+projection's input and the MLP-down input (``1 + f/h`` less, times ``top_k`` in an MoE layer). NVIDIA/
+TransformerEngine ``pytorch/module/layernorm_linear.py``, ``linear.py`` and ``layernorm_mlp.py`` (TE 1.x) save
+the fp8 copies (``ln_out``, the cast input or its transpose, ``gelu_out``) for the weight gradients.
 """
 
 from __future__ import annotations
@@ -206,6 +212,7 @@ def layer_activation_bytes(
     activation_bytes: int = 2,
     attention: str = "standard",
     dropout: bool = True,
+    fp8: bool = False,
 ) -> float:
     """Bytes one layer keeps for its backward: ``s·b·h·(34 + 5·a·s/h)`` without parallelism.
 
@@ -213,6 +220,7 @@ def layer_activation_bytes(
     layer (MLP term × k). ``activation_bytes`` scales the paper's 16-bit figures.
     ``attention="flash"`` (or ``"flash3"``) keeps no scores (as selective recomputation) but FlashAttention's
     fp32 log-sum-exp, ``4·a·s·b/t`` bytes (Dao 2023, Algorithm 1). ``dropout=False`` keeps no dropout masks.
+    ``fp8`` keeps the linear GEMMs' inputs in fp8 (the module docstring).
     Source: Korthikanti et al. 2022, §4.1-4.2 and Table 2.
 
     The GPT-3 layer of the paper (``s`` 2048, ``b`` 1, ``h`` 12288, ``a`` 96, ``t`` 8):
@@ -241,8 +249,8 @@ def layer_activation_bytes(
         return scale * 2 * sbh / sp
     r = max(kv / a, t / a)  # K and V width per rank is max(h_kv/t, d): replicated when t > kv_heads
     mlp = (6 if gated_mlp else 4) * f / h * (moe_top_k or 1)
-    sharded = 4 + 4 * r + mlp
-    replicated = 10 if dropout else 8
+    sharded = 4 + 4 * r + mlp - (1 + f / h * (moe_top_k or 1) if fp8 else 0)  # fp8: the module docstring
+    replicated = (10 if dropout else 8) - (2 if fp8 else 0)
     if attention in FLASH:
         return scale * sbh * (replicated / sp + sharded / t) + 4 * a * s_local * b / t
     scores = 0.0 if mode == "selective" else (5 if dropout else 2) * a * s_local * s * b / t

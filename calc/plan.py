@@ -83,7 +83,7 @@ from types import MappingProxyType
 from .check import count, real
 from .compute import MAX_TOKENS, training_flops
 from .errors import CalcError
-from .hardware import GIB, MAX_GPUS, Hardware, hardware
+from .hardware import GIB, MAX_GPUS, Hardware, fp8_hardware, hardware
 from .memory import MAX_DEGREE, RECOMPUTE, check_recompute_fits, check_recompute_layers, layer_activation_bytes
 from .model import FLASH, Model, Precision, layer_params, precision as _precision
 from .network import Link, collective_time, group_link
@@ -181,6 +181,11 @@ GB = 1e9
 #: With sequence parallelism each all-reduce becomes an all-gather plus a reduce-scatter
 #: (Korthikanti et al. 2022 §4.2.2). Source: Shoeybi et al. 2019 §3; Narayanan et al. 2021 §3.2.
 TP_CALLS = {"none": 4, "selective": 4, "full": 6}
+#: Of those, the backward pass's (per layer, whatever the recomputation). With FP8 and sequence parallelism the
+#: forward's all-gathers carry the norms' fp8 outputs (Transformer Engine's ``LayerNormLinear`` and
+#: ``LayerNormMLP`` gather ``ln_out`` after the cast), one byte per element; the reduce-scatters and the backward's
+#: all-gathers of gradients stay 16-bit.
+TP_BACKWARD_CALLS = 2
 #: Of the backward's, those Megatron's engine (``pipeline_engine`` megatron) overlaps without ``tp_comm_overlap``: the
 #: column-parallel linears (QKV, MLP up) launch their input gradient's reduction (a reduce-scatter with sequence
 #: parallelism, else an all-reduce) asynchronously and compute their weight gradient meanwhile. Sources:
@@ -541,13 +546,15 @@ class Workload:
     :class:`Parallel` and a microbatch size.
     """
 
-    __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "lp", "lpm", "model_flops", "hardware_flops",
+    __slots__ = ("m", "hw", "prec", "global_batch", "tokens", "fp8", "peak", "gather_bytes", "lp", "lpm", "model_flops",
+                 "hardware_flops", "_fp8", "_contended_fp8",
                  "final_norm", "_layers", "_kernels", "_heads", "_acts", "_links", "_arrangements", "_collectives",
                  "_gemms", "_contended", "_contended_gemms", "_slowdowns", "_works", "_model_parallel",
                  "_data_parallel", "_states", "_stage_acts", "_floors", "_most_layers")
 
-    def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None) -> None:
-        self.m, self.hw, self.prec, self.global_batch, self.tokens = m, hw, prec, global_batch, tokens
+    def __init__(self, m: Model, hw: Hardware, prec: Precision, global_batch: int, tokens: float | None,
+                 fp8: bool = False) -> None:
+        self.m, self.hw, self.prec, self.global_batch, self.tokens, self.fp8 = m, hw, prec, global_batch, tokens, fp8
         self.lp = layer_params(m)
         self.lpm = layer_params(m, moe=True)
         self.model_flops = training_flops(m, global_batch, "none").model_flops
@@ -568,6 +575,13 @@ class Workload:
         self._contended = replace(hw, gpu=replace(gpu, sms=free), flops_per_gpu=hw.flops_per_gpu * free / gpu.sms,
                                   hbm_bandwidth=hw.hbm_bandwidth - 2 * hw.inter_node_bandwidth)
         self._contended_gemms: dict[tuple, float] = {}  # GEMM times by shape on the contended GPU
+        # FP8 (Transformer Engine): the linear GEMMs on the fp8 tensor cores, alone and beside a collective, each
+        # with its memo; the MFU against the fp8 peak (as NVIDIA reports it); the weights gathered in fp8 (fp8_params)
+        self._fp8 = self._contended_fp8 = None
+        self.peak, self.gather_bytes = hw.flops_per_gpu, prec.param_bytes
+        if fp8:
+            self._fp8, self._contended_fp8 = (fp8_hardware(hw), {}), (fp8_hardware(self._contended), {})
+            self.peak, self.gather_bytes = self._fp8[0].flops_per_gpu, FP8_PARAM_BYTES
         self._slowdowns: dict[tuple, float] = {}
         # Parts of a stage's cost that do not change with every axis of the split (the search varies ZeRO,
         # interleaving and the microbatch size around them): what a stage's layers compute per microbatch,
@@ -595,7 +609,8 @@ class Workload:
         if got is None:
             hw, memo = (self._contended, self._contended_gemms) if contended else (self.hw, self._gemms)
             got = self._kernels[key] = layer_kernels(self.m, hw, micro, t, c, e, sp, self.m.attention, moe,
-                                                     self.prec.activation_bytes, memo)
+                                                     self.prec.activation_bytes, memo,
+                                                     self._contended_fp8 if contended else self._fp8)
         return got
 
     def slowdown(self, micro: int, t: int, c: int, e: int, sp: bool, recompute: str, moe: bool) -> float:
@@ -629,7 +644,7 @@ class Workload:
             m = self.m
             kw = dict(tensor_parallel=t, sequence_parallel=sp, kv_heads=max(m.kv_heads, t), ffn_hidden=m.ffn_hidden,
                       gated_mlp=m.gated_mlp, context_parallel=c, activation_bytes=self.prec.activation_bytes,
-                      attention=m.attention, dropout=m.dropout)
+                      attention=m.attention, dropout=m.dropout, fp8=self.fp8)
             moe_k = m.top_k if m.experts > 1 else 0
             dense = layer_activation_bytes(m.seq_len, micro, m.hidden, m.heads, recompute=recompute, **kw)
             moe = layer_activation_bytes(m.seq_len, micro, m.hidden, m.heads, recompute=recompute,
@@ -731,9 +746,23 @@ class Workload:
         return got
 
 
+#: Bytes of one weight element gathered with FP8 weights (NeMo's ``fp8_params``, Megatron-Core's
+#: ``--fp8-param-gather``, which needs the distributed optimizer): ZeRO 1-3 all-gather the fp8 copy. On the device the
+#: fp8 weight and the transpose Transformer Engine caches for the backward GEMMs take the 16-bit weight's two bytes.
+FP8_PARAM_BYTES = 1
+#: Without ZeRO the weights stay 16-bit and Transformer Engine keeps an fp8 copy and its transpose beside them
+#: (``weight_fp8``, ``weight_t_fp8``, made once per step): two more bytes per weight. Source: NVIDIA/
+#: TransformerEngine ``pytorch/module/base.py`` (``get_fp8_workspace``), TE 1.x.
+FP8_WEIGHT_COPY_BYTES = 2
+
+
 def workload(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-adam",
-             tokens: float | None = None) -> Workload:
+             tokens: float | None = None, fp8: bool = False) -> Workload:
     """Check the batch, precision and token count once for every split that follows.
+
+    ``fp8``: the linear layers' GEMMs in FP8 as Transformer Engine runs them (:func:`calc.work.layer_kernels`),
+    their saved inputs in fp8 (:func:`calc.memory.layer_activation_bytes`), the weights gathered in fp8
+    (:data:`FP8_PARAM_BYTES`); needs a 16-bit recipe and a profile with fp8 tensor cores.
 
     >>> from calc.model import model
     >>> w = workload(model(32, 4096, 32, 128256, 8192), 512, hardware(64, profile_name="h100-sxm5-80gb"))
@@ -746,7 +775,9 @@ def workload(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-a
     if m.attention == "flash3" and hw.gpu.flash3_efficiency is None:
         raise CalcError("attention", f"flash or standard on {hw.gpu.name} (FlashAttention-3 needs a Hopper or "
                         "Blackwell GPU)", m.attention)
-    return Workload(m, hw, rec, gb, tok)
+    if fp8 and rec.activation_bytes != 2:
+        raise CalcError("fp8", f"false with precision {rec.name} (FP8 training casts 16-bit activations)", True)
+    return Workload(m, hw, rec, gb, tok, bool(fp8))
 
 
 # ---------------------------------------------------------------------------- 1. layout
@@ -1003,6 +1034,8 @@ def _model_states(w: Workload, par: Parallel, sh: StageShape) -> tuple[float, fl
     grads_b = prec.grad_bytes * (dense / (n_dp if z >= 2 else 1) + experts / (n_edp if z >= 2 else 1))
     if fp32_accumulation(w, par):  # the bf16 gradients the backward pass writes stay beside the fp32 accumulators
         grads_b += pb * (dense + experts)
+    if w.fp8 and z == 0:
+        params_b += FP8_WEIGHT_COPY_BYTES * (dense + experts)
     opt_b = prec.optimizer_bytes * (dense / (n_dp if z >= 1 else 1) + experts / (n_edp if z >= 1 else 1))
     buffers = 0.0
     if z >= 3:
@@ -1120,7 +1153,12 @@ def _model_parallel_times(w: Workload, par: Parallel, micro: int, lay, n_s: int,
         tp = ((1, t),)
         one = (w.collective("all-gather", tp, act_payload) + w.collective("reduce-scatter", tp, act_payload)) \
             if sp else w.collective("all-reduce", tp, act_payload)
-        tp_s = _calls(TP_CALLS, par, n_s, n_s, n_rec) * one
+        calls = _calls(TP_CALLS, par, n_s, n_s, n_rec)
+        tp_s = calls * one
+        if sp and w.fp8:  # the forward's all-gathers of the norms' outputs carry fp8 (Transformer Engine)
+            forward = calls - TP_BACKWARD_CALLS * n_s
+            tp_s -= forward * (w.collective("all-gather", tp, act_payload) - w.collective("all-gather", tp,
+                                                                                        act_payload / ab))
         if par.tp_comm_overlap:
             tp_s = _overlapped(tp_s, mw.gemm, mw.slowdown)
         elif par.pipeline_engine == "megatron":  # :data:`TP_ASYNC_CALLS` behind the weight-gradient GEMMs
@@ -1217,13 +1255,14 @@ def _over_dp(w: Workload, par: Parallel, lay, n_s: int) -> Callable[..., float]:
     ``bytes / shard ranks``."""
     per_layer_calls = n_s * (layer_tensors(w.m) if par.zero3_gather != "layer" else 1)
 
-    def over_dp(op: str, n_dense: float, n_expert: float, per_layer: bool = False, part: str = "shard") -> float:
+    def over_dp(op: str, n_dense: float, n_expert: float, per_layer: bool = False, part: str = "shard",
+                element_bytes: float | None = None) -> float:
         total = 0.0
         for expert, n in ((False, n_dense), (True, n_expert)):
             if n <= 0:
                 continue
             axes = _dp_axes(lay, par, expert, "shard" if part == "replicate" else part)
-            calls = dp_calls(n / max(1, w.prec.param_bytes) if not per_layer else 0, axes,
+            calls = dp_calls(n / (element_bytes or max(1, w.prec.param_bytes)) if not per_layer else 0, axes,
                              per_layer_calls if per_layer else 0)
             if part == "replicate":
                 n, axes = n / w.link(axes).size, _dp_axes(lay, par, expert, part)
@@ -1280,7 +1319,7 @@ def _data_parallel(w: Workload, par: Parallel, lay, sh: StageShape, n_rec: int) 
     if z >= 2:
         rs = over_dp("reduce-scatter", gb * dense, gb * experts, per_layer=True)
     if z == 3:
-        ag = over_dp("all-gather", pb * dense, pb * experts, per_layer=True)
+        ag = over_dp("all-gather", w.gather_bytes * dense, w.gather_bytes * experts, per_layer=True)
         # DeepSpeed gathers again in each recomputed forward: the recomputed layers' share of the gathers
         regather = (ag if n_rec == n_s else ag * n_rec / n_s) if par.zero3_gather != "layer" else 0.0
     op = _gradient_reduction(w, par)
@@ -1291,7 +1330,7 @@ def _data_parallel(w: Workload, par: Parallel, lay, sh: StageShape, n_rec: int) 
     if replicas(par) > 1:  # hybrid: each shard all-reduced across the replicas, once a step
         reduce_s += over_dp("all-reduce", gb * dense, gb * experts, per_layer=z >= 2, part="replicate")
     if z in (1, 2):
-        gather = over_dp("all-gather", pb * dense, pb * experts)
+        gather = over_dp("all-gather", w.gather_bytes * dense, w.gather_bytes * experts, element_bytes=w.gather_bytes)
     n_dp, n_edp = shard_degree(par) * par.context * par.expert, shard_degree(par) * par.context
     shard = dense / (n_dp if z >= 1 else 1) + experts / (n_edp if z >= 1 else 1)
     opt_s = optimizer_time(w.hw, shard, pb, gb, w.prec.optimizer_bytes)
@@ -1698,10 +1737,14 @@ def _model_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout,
     if t > 1:
         link = w.link(((1, t),))
         calls = round(_calls(TP_CALLS, par, n_s, n_s, n_rec)) * mbs
-        ops = (("all-gather", "layer activations (sequence parallel)"),
-               ("reduce-scatter", "layer activations (sequence parallel)")) if sp else \
-            (("all-reduce", "layer activations"),)
-        rows += _shared([_row("tensor", op, what, link, act, calls, slow.stage) for op, what in ops],
+        ops = [("all-gather", "layer activations (sequence parallel)", act, calls),
+               ("reduce-scatter", "layer activations (sequence parallel)", act, calls)] if sp else \
+            [("all-reduce", "layer activations", act, calls)]
+        if sp and w.fp8:  # the forward's all-gathers carry the norms' fp8 outputs (:data:`TP_BACKWARD_CALLS`)
+            backward = TP_BACKWARD_CALLS * n_s * mbs
+            ops[:1] = [("all-gather", "norm outputs in fp8 (forward, sequence parallel)", act // ab, calls - backward),
+                       ("all-gather", "output gradients (backward, sequence parallel)", act, backward)]
+        rows += _shared([_row("tensor", op, what, link, n, k, slow.stage) for op, what, n, k in ops],
                         slow.tensor_s * mbs)
     if c > 1:  # ring attention: c − 1 sends of one rank's K and V per pass, and of dK, dV in the backward
         link = w.link(((lay.strides["context"], c),))
@@ -1730,7 +1773,7 @@ def _model_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout,
 def _data_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout, slow: StageCost,
                         tail: StageCost) -> list:
     """The DP/ZeRO transfers: gradient reduction and weight gathers, dense and expert weights apart."""
-    m, pb, gb, z, mbs = w.m, w.prec.param_bytes, w.prec.grad_bytes, par.zero, est.microbatches_per_step
+    m, gb, z, mbs = w.m, w.prec.grad_bytes, par.zero, est.microbatches_per_step
     dp_rows: list = []
     for label, expert in (("", False), ("expert ", True)):
         axes = _dp_axes(lay, par, expert, "shard")
@@ -1746,7 +1789,8 @@ def _data_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout, 
                                                gb * params / buckets, buckets, tail.stage)))
             gathers = dp_calls(params, axes)
             dp_rows.append(("gather", _row("data", "all-gather", label + "updated weights", link,
-                                           pb * params / gathers, gathers, tail.stage)) if z else ("gather", None))
+                                           w.gather_bytes * params / gathers, gathers, tail.stage))
+                           if z else ("gather", None))
         if replicas(par) > 1:  # each shard across the replicas, after the last microbatch, in the shard group's calls
             params = tail.expert_params if expert else tail.dense_params
             calls = tail.layers * tensors if z >= 2 else dp_calls(params, axes)
@@ -1763,7 +1807,7 @@ def _data_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout, 
             if z == 3:
                 regathers = recomputed_layers(par, slow.layers, slow.stage == 0) * tensors \
                     if par.zero3_gather != "layer" and par.recompute == "full" else 0
-                n = pb * params / per_layer
+                n = w.gather_bytes * params / per_layer
                 dp_rows.append(("zero", _row("data", "all-gather",
                                              label + "weights (before each forward and backward, by layer)", link, n,
                                              (per_layer * ZERO3_GATHERS + regathers) * mbs, slow.stage,
@@ -1839,6 +1883,7 @@ class Plan:
     rank_order: tuple[str, ...]
     rank_strides: dict[str, int]
     ranks: tuple[tuple[int, ...], ...] | None  #: (rank, data, pipeline, context, expert, tensor, node)
+    fp8: bool = False  #: the linear layers in FP8 (``training.fp8``; MFU is then against the fp8 peak)
 
     def as_dict(self) -> dict:
         """The JSON-able dict ``python -m calc plan --json`` prints."""
@@ -1849,7 +1894,7 @@ class Plan:
 
 
 def plan(m: Model, micro_batch: int, global_batch: int, hw: Hardware, par: Parallel,
-         precision: str = "bf16-adam", tokens: float | None = None) -> Plan:
+         precision: str = "bf16-adam", tokens: float | None = None, fp8: bool = False) -> Plan:
     """Partition, memory per device, communications and step time of one configuration.
 
     ``step = m·t_max + (Σ_s t_s − t_max)/v + tail`` seconds (the assumptions are in the
@@ -1865,7 +1910,7 @@ def plan(m: Model, micro_batch: int, global_batch: int, hw: Hardware, par: Paral
     >>> p.microbatches_per_step, p.memory_per_device.fits, [c.strategy for c in p.communications][:2]
     (64, True, ['tensor', 'tensor'])
     """
-    w = workload(m, global_batch, hw, precision, tokens)
+    w = workload(m, global_batch, hw, precision, tokens, fp8)
     return assemble(w, par, micro_batch)
 
 
@@ -1895,7 +1940,7 @@ def assemble(w: Workload, par: Parallel, micro_batch: int, list_ranks: bool = Tr
         none = w.hardware_flops["none"]
         share = fsum(recomputed_layers(par, n, s == 0) for s, n in enumerate(lay.stage_layers)) / m.layers
         hw_flops = none + (hw_flops - none) * share
-    util = step * hw.gpus * hw.flops_per_gpu
+    util = step * hw.gpus * w.peak
     days = None
     if w.tokens is not None:
         days = w.tokens / (w.global_batch * m.seq_len) * step / 86400
@@ -1905,4 +1950,5 @@ def assemble(w: Workload, par: Parallel, micro_batch: int, list_ranks: bool = Tr
         est.exposed_communication_s, est.bubble_time_s, est.optimizer_time_s, step, (p - 1) / (v * mbs),
         est.bubble_time_s / step, w.global_batch * m.seq_len / step, w.model_flops, hw_flops, w.model_flops / util,
         hw_flops / util, w.model_flops / (step * hw.gpus), days, RANK_ORDERS[par.rank_order], dict(lay.strides), ranks,
+        w.fp8,
     )

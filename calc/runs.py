@@ -24,6 +24,7 @@ first, the public runs of the project's validation brief):
 - ``korthikanti-2022``: Korthikanti et al. 2022 (arXiv 2205.05198) Tables 3 and 5, §6.3;
 - ``megatron-core-h100``: NVIDIA/Megatron-LM README, "Performance Benchmarking" (H100 weak scaling);
 - ``nemo-h100``: NVIDIA/dgxc-benchmarking v24.11.1 recipes (NeMo 24.09, H100, bf16);
+- ``nemo-h100-fp8``: the same recipes run in FP8 (``training.fp8``), from the same tables;
 - ``mosaic-mpt``: mosaicml/llm-foundry ``scripts/train/benchmarking/README.md`` (FSDP);
 - ``ibm-fsdp``: PyTorch blog, "Maximizing training throughput using PyTorch FSDP" (IBM and Meta, 2024),
   eager PyTorch; and the same code compiled (foundation-model-stack/fms-fsdp README, May 2024).
@@ -302,23 +303,35 @@ _NEMO = (  # name, readme, recipe YAML, model, split, (GPUs, batch, step) rows
      {"tensor": 8, "pipeline": 8, "interleave": 12, "sequence_parallel": True, "recompute": "selective"},
      ((128, 32, 4.61), (2048, 512, 4.84))),
 )
+#: The same recipes' FP8 rows (``DTYPE=fp8``: ``model.fp8``, ``fp8_hybrid`` and ``fp8_params`` true, Transformer
+#: Engine's delayed scaling with a 1024-step amax history): the first and last GPU count of each table, as above.
+_NEMO_FP8_SRC = ("NVIDIA/dgxc-benchmarking commit 143b90d, {readme}: the FP8 table beside the same BF16 table as "
+                 "v24.11.1's (DGX H100, FP8)")
+_NEMO_FP8 = {"llama31-8b": ((8, 128, 9.67), (128, 2048, 9.82)),
+             "llama31-70b": ((64, 128, 11.01), (2048, 4096, 11.39)),
+             "gpt3-175b": ((128, 256, 5.92), (2048, 4096, 6.24)),
+             "nemotron4-340b": ((128, 32, 3.16), (2048, 512, 3.49))}
 for name, readme, yaml, mdl, split, rows in _NEMO:
     per_replica = split["tensor"] * split["pipeline"] * split.get("context", 1)
-    for n, gb, step in rows:
-        _RUNS.append(_run(
-            f"nemo-{name}-{n}", "nemo-h100", _NEMO_SRC.format(readme=readme), step,
-            f"{step} s per step (the last step's time)", "Transformer Engine's fused (cuDNN) attention, "
-            "FlashAttention-3 class; the recipe's distributed optimizer (ZeRO-1) with "
-            "gradient and weight overlap; microbatch 1 as the recipe says; squared-ReLU MLP of Nemotron-4 taken "
-            f"as an ungated MLP of the same width; {yaml}: distributed_fused_adam with grad_sync_dtype bf16"
-            + (" and dtype bf16 (bf16-states)" if _NEMO_OPTIM[yaml] == "bf16-states" else " (bf16-adam)")
-            + f"; hidden_dropout and attention_dropout {_NEMO_DROPOUT[yaml]}"
-            + (" (ffn_dropout 0.0): no dropout masks kept" if not _NEMO_DROPOUT[yaml] else ": dropout masks kept"),
-            model={**{k: x for k, x in mdl.items() if x is not None}, "dropout": _NEMO_DROPOUT[yaml] > 0},
-            batch={"micro_batch": 1, "global_batch": gb},
-            hardware={"profile": "h100-sxm5-80gb", "gpus": n},
-            parallel={"data": n // per_replica, "zero": 1, "overlap_param_gather": True, **split},
-            training={"precision": _NEMO_OPTIM[yaml]}))
+    for fp8, group, src, table in ((False, "nemo-h100", _NEMO_SRC, rows),
+                                   (True, "nemo-h100-fp8", _NEMO_FP8_SRC, _NEMO_FP8[name])):
+        for n, gb, step in table:
+            _RUNS.append(_run(
+                f"nemo-{name}{'-fp8' if fp8 else ''}-{n}", group, src.format(readme=readme), step,
+                f"{step} s per step (the last step's time)", "Transformer Engine's fused (cuDNN) attention, "
+                "FlashAttention-3 class; the recipe's distributed optimizer (ZeRO-1) with "
+                "gradient and weight overlap; microbatch 1 as the recipe says; squared-ReLU MLP of Nemotron-4 taken "
+                f"as an ungated MLP of the same width; {yaml}: distributed_fused_adam with grad_sync_dtype bf16"
+                + (" and dtype bf16 (bf16-states)" if _NEMO_OPTIM[yaml] == "bf16-states" else " (bf16-adam)")
+                + f"; hidden_dropout and attention_dropout {_NEMO_DROPOUT[yaml]}"
+                + (" (ffn_dropout 0.0): no dropout masks kept" if not _NEMO_DROPOUT[yaml] else ": dropout masks kept")
+                + ("; FP8 linear layers with fp8 weights (the launch scripts' model.fp8, fp8_hybrid and fp8_params; "
+                   "Nemotron-4's fp8_params not checked)" if fp8 else ""),
+                model={**{k: x for k, x in mdl.items() if x is not None}, "dropout": _NEMO_DROPOUT[yaml] > 0},
+                batch={"micro_batch": 1, "global_batch": gb},
+                hardware={"profile": "h100-sxm5-80gb", "gpus": n},
+                parallel={"data": n // per_replica, "zero": 1, "overlap_param_gather": True, **split},
+                training={"precision": _NEMO_OPTIM[yaml], **({"fp8": True} if fp8 else {})}))
 
 # -------------------------------------------------------------------- MosaicML MPT with FSDP
 _MPT = {"1b": (24, 2048, 16), "3b": (32, 2560, 20), "7b": (32, 4096, 32), "13b": (40, 5120, 40),

@@ -240,7 +240,7 @@ def _plain(par: Parallel) -> dict:
 
 def search(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-adam", *, top: int = 10,
            max_micro_batch: int = 16, micro_batch: int | None = None, tokens: float | None = None,
-           fixed: dict | None = None) -> SearchResult:
+           fixed: dict | None = None, fp8: bool = False) -> SearchResult:
     """Every configuration of the space above that fits, ranked by estimated step time (s).
 
     ``fixed`` maps axes of :class:`~calc.plan.Parallel` (and ``micro_batch``) to the value
@@ -257,7 +257,7 @@ def search(m: Model, global_batch: int, hw: Hardware, precision: str = "bf16-ada
     >>> [p["rank"] for p in r.plans], r.plans[0]["step_time_s"] <= r.plans[1]["step_time_s"]
     ([1, 2, 3], True)
     """
-    w = workload(m, global_batch, hw, precision, tokens)
+    w = workload(m, global_batch, hw, precision, tokens, fp8)
     n_top = count("top", top, maximum=MAX_TOP)
     max_b = count("max_micro_batch", max_micro_batch, maximum=MAX_MICRO_BATCH)
     fixed = dict(fixed or {})

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from math import fsum
+from types import MappingProxyType
 
 from . import hardware as _hardware
 from . import plan as _plan
@@ -29,12 +30,14 @@ from .spec import flatten
 
 __all__ = ["RunResult", "GroupSummary", "Validation", "validate", "predict", "predict_run", "rank_published",
            "check_sweep",
-           "FITTED", "GRID", "RANKED_GROUPS"]
+           "FITTED", "GRID", "GRIDS", "RANKED_GROUPS"]
 
 #: The constants cross-validation fits, each a (profile family, field): the family's profiles share it.
-FITTED = (("a100", "gemm_efficiency"), ("h100", "gemm_efficiency"))
-#: The values tried for each fitted constant.
+FITTED = (("a100", "gemm_efficiency"), ("h100", "gemm_efficiency"), ("h100", "fp8_gemm_efficiency"))
+#: The values tried for each fitted constant (by field).
 GRID = tuple(round(0.60 + 0.02 * i, 2) for i in range(15))
+GRIDS = MappingProxyType({"gemm_efficiency": GRID,
+                          "fp8_gemm_efficiency": tuple(round(0.40 + 0.02 * i, 2) for i in range(15))})
 _FAMILIES = {"a100": ("a100-sxm4-40gb", "a100-sxm4-80gb"), "h100": ("h100-sxm5-80gb", "h200-sxm-141gb")}
 
 
@@ -108,7 +111,8 @@ def predict(spec, gpus: dict | None = None) -> _plan.Plan:
         v["gpus_per_node"], v["compute_efficiency"], profile_name=v["profile"], hbm_bandwidth=v["hbm_bandwidth"],
         reserve=v["reserve"], dtype=_hardware.PRECISION_DTYPES[v["precision"]],
         intra_node_startup=v["intra_node_startup"], inter_node_startup=v["inter_node_startup"], gpu=gpu)
-    return _plan.plan(_spec_model(v), v["micro_batch"], v["global_batch"], hw, _spec_parallel(v), v["precision"])
+    return _plan.plan(_spec_model(v), v["micro_batch"], v["global_batch"], hw, _spec_parallel(v), v["precision"],
+                      fp8=v["fp8"])
 
 
 def predict_run(run: Run, gpus: dict | None = None) -> _plan.Plan:
@@ -157,21 +161,24 @@ def _profiles(values: dict[tuple[str, str], float]) -> dict:
 
 
 def _fit(runs: list[Run]) -> dict[tuple[str, str], float]:
-    """Coordinate search over :data:`GRID` for each constant in :data:`FITTED`, minimising mean |error|."""
+    """Coordinate search over :data:`GRIDS` for each constant in :data:`FITTED`, minimising the mean |error| of the
+    runs it moves (so the runs of another family, or in bf16 for the fp8 constant, neither weigh nor cost)."""
     values = {(f, k): getattr(_hardware.PROFILES[_FAMILIES[f][-1]], k) for f, k in FITTED}
 
-    def loss(vals: dict) -> float:
+    def loss(vals: dict, moved: list[Run]) -> float:
         gpus = _profiles(vals)
-        errs = [abs(_result(r, gpus).error) for r in runs]
+        errs = [abs(_result(r, gpus).error) for r in moved]
         return fsum(errs) / len(errs)
 
     for _ in range(2):
         for key in values:
-            family = key[0]
-            if not any(r.spec["hardware"]["profile"] in _FAMILIES[family] for r in runs):
+            family, field = key
+            # the runs the constant can move: its family's, and for the fp8 GEMMs' only those that run fp8
+            moved = [r for r in runs if r.spec["hardware"]["profile"] in _FAMILIES[family]
+                     and (field != "fp8_gemm_efficiency" or r.spec["training"].get("fp8"))]
+            if not moved:
                 continue
-            best = min(GRID, key=lambda x: loss({**values, key: x}))
-            values[key] = best
+            values[key] = min(GRIDS[field], key=lambda x: loss({**values, key: x}, moved))
     return values
 
 

@@ -42,7 +42,7 @@ from .kernels import flash_attention_time, gemm_time, memory_time
 from .model import ATTENTION, FLASH, Model
 
 __all__ = ["LayerWork", "layer_work", "layer_kernels", "recomputed", "elementwise_bytes", "head_work", "optimizer_time",
-           "ATTENTION", "BACKWARD_MEMORY_RATIO", "kv_hidden_per_rank"]
+           "ATTENTION", "BACKWARD_MEMORY_RATIO", "kv_hidden_per_rank", "fp8_cast_bytes"]
 
 #: Backward element-wise kernels read the saved input and the output gradient and write the input
 #: gradient: about twice the forward's bytes (Korthikanti et al. 2022 §4 lists what each keeps).
@@ -213,10 +213,15 @@ def layer_work(m: Model, hw: Hardware, micro: int, t: int = 1, c: int = 1, e: in
 
 def layer_kernels(m: Model, hw: Hardware, micro: int, t: int = 1, c: int = 1, e: int = 1,
                   sequence_parallel: bool = False, attention: str = "flash", moe: bool = False,
-                  element_bytes: float = 2.0, memo: dict | None = None) -> tuple[float, ...]:
+                  element_bytes: float = 2.0, memo: dict | None = None,
+                  fp8: tuple[Hardware, dict] | None = None) -> tuple[float, ...]:
     """:func:`layer_work`'s kernel times, the same whatever the recomputation (a search asks for each layer under
     every mode): ``(GEMMs forward, backward, attention forward, backward, attention redone under selective
-    recomputation, element-wise forward, backward)`` seconds."""
+    recomputation, element-wise forward, backward)`` seconds.
+
+    ``fp8`` (:func:`calc.hardware.fp8_hardware`'s GPU and a memo of its GEMM times) runs the linear GEMMs (the
+    projections, the MLP, the experts) in FP8 as Transformer Engine does, one byte per operand element, and adds
+    its casts (:func:`fp8_cast_bytes`); the router, attention and element-wise work stay at ``element_bytes``."""
     eb = element_bytes
     h, s, a, d = m.hidden, m.seq_len, m.heads, m.head_dim
     s_c = s // c
@@ -225,22 +230,56 @@ def layer_kernels(m: Model, hw: Hardware, micro: int, t: int = 1, c: int = 1, e:
     heads = micro * a // t
     f_t = m.ffn_hidden // t
     up = 2 * f_t if m.gated_mlp else f_t
-    shapes = [(T, h // t + 2 * kv, h, 1), (T, h, h // t, 1)]
+    linear = [(T, h // t + 2 * kv, h, 1), (T, h, h // t, 1)]
     if moe:
         local = m.experts // e
         routed = max(1, e * T * m.top_k // m.experts)
-        shapes += [(T, m.experts, h, 1), (routed, up, h, local), (routed, h, f_t, local)]
+        other = [(T, m.experts, h, 1)]  # the router
+        linear += [(routed, up, h, local), (routed, h, f_t, local)]
         act = m.top_k
     else:
-        shapes += [(T, up, h, 1), (T, h, f_t, 1)]
+        other = []
+        linear += [(T, up, h, 1), (T, h, f_t, 1)]
         act = 1
-    g_fwd, g_bwd = _gemms(hw, shapes, eb, memo)
+    if fp8 is None:
+        g_fwd, g_bwd = _gemms(hw, other + linear, eb, memo)
+    else:
+        o_fwd, o_bwd = _gemms(hw, other, eb, memo)
+        g_fwd, g_bwd = _gemms(fp8[0], linear, 1.0, fp8[1])
+        g_fwd, g_bwd = g_fwd + o_fwd, g_bwd + o_bwd
 
     ew, kernels = elementwise_bytes(m, T, t, sequence_parallel, act, eb)
     a_fwd, a_bwd, a_rec = _attention_times(hw, attention, heads, s_c, s, d, c, T * (h // t), eb, memo, m.dropout)
     ew_fwd = memory_time(hw, ew, kernels)
     ew_bwd = memory_time(hw, BACKWARD_MEMORY_RATIO * ew, 2 * kernels)
+    if fp8 is not None:
+        cast_fwd, cast_bwd = fp8_cast_bytes(linear, eb)
+        ew_fwd += memory_time(hw, cast_fwd, len(linear))
+        ew_bwd += memory_time(hw, cast_bwd, len(linear))
     return g_fwd, g_bwd, a_fwd, a_bwd, a_rec, ew_fwd, ew_bwd
+
+
+def fp8_cast_bytes(linear: list[tuple[int, int, int, int]], eb: float = 2.0) -> tuple[float, float]:
+    """(forward, backward) HBM bytes of Transformer Engine's FP8 casts around a layer's linear GEMMs ``(M, N, K,
+    batch)``, in its order (QKV, output projection, MLP up, MLP down).
+
+    Forward, each GEMM's input ``M × K`` in fp8 and transposed for the weight gradient: after a norm or the
+    activation function (QKV, MLP up and down) the cast rides in that kernel and the transpose reads and writes one
+    byte per element; the attention output (into the projection) is cast and transposed in one kernel that reads
+    ``eb`` bytes and writes two. Backward, each GEMM's output gradient ``M × N`` is cast and transposed
+    (``eb + 2`` bytes per element). The weights' casts, once per step, are left out (with fp8 weights the optimizer
+    writes them). Source: NVIDIA/TransformerEngine ``transformer_engine/pytorch/module/`` (``layernorm_linear.py``:
+    ``fp8_transpose`` of ``ln_out``; ``linear.py``: ``fp8_cast_transpose_fused``; ``grad_output_preprocess`` in
+    ``base.py``: ``fp8_cast_transpose_bgrad_fused``), TE 1.x as NeMo 24.09 ships it.
+
+    >>> fp8_cast_bytes([(10, 3, 2, 1), (10, 2, 1, 1), (10, 4, 2, 1), (10, 2, 4, 1)])
+    (200.0, 440.0)
+    """
+    fwd = bwd = 0.0
+    for i, (M, N, K, batch) in enumerate(linear):
+        fwd += (eb + 2 if i == 1 else 2) * M * K * batch
+        bwd += (eb + 2) * M * N * batch
+    return fwd, bwd
 
 
 def recomputed(kernels: tuple[float, ...], recompute: str) -> LayerWork:

@@ -71,6 +71,10 @@ CASES = [
     ("deepspeed", "llama3-8b", {"precision": "megatron-bf16"}),
     ("deepspeed", "llama3-8b", {"precision": "fp32-adam", "attention": "standard"}),
     ("deepspeed", "mixtral-8x7b", {"pipeline_parallel": 1, "data_parallel": 8}),
+    ("megatron", "llama3-8b", {"fp8": "true"}),
+    ("torchtitan", "llama3-8b", {"zero": 3, "fp8": "true"}),
+    ("deepspeed", "llama3-8b", {"precision": "megatron-bf16", "zero": 0, "fp8": "true", "layers": 8,
+                                "overlap_grad_reduce": "false"}),
 ]
 
 
@@ -387,6 +391,7 @@ def test_megatron_block_recomputation_counts_per_model_chunk(layers, expected):
     ({"zero": 3, "zero3_gather": "tensor-blocking"}, "zero3_gather"),
     ({"tp_comm_overlap": "true", "sequence_parallel": "false"}, "tp_comm_overlap"),
     ({"kernels": "eager"}, "kernels"),
+    ({"fp8": "true", "precision": "fp16-adam"}, "precision"),
 ])
 def test_megatron_refusals(changes, param):
     """What Megatron-LM cannot run as planned is refused, naming the setting and the version."""
@@ -587,6 +592,7 @@ def test_deepspeed_megatron_bf16_keeps_fp32_gradients():
     ("gpt3-175b", {"kernels": "eager"}, "kernels"),
     ("llama3-8b", {"zero_group": 2, "overlap_grad_reduce": "false"}, "zero_group"),
     ("llama3-8b", {"zero": 3, "zero3_gather": "tensor-blocking", "recompute": "full"}, "zero3_gather"),
+    ("llama3-8b", {"fp8": "true"}, "zero"),
 ])
 def test_deepspeed_refusals(preset, changes, param):
     """What DeepSpeed and Megatron-DeepSpeed cannot run as planned is refused, naming the setting."""
@@ -637,3 +643,23 @@ def test_a_plan_timed_for_another_engine_is_refused(framework, engine):
     with pytest.raises(CalcError, match=rf"^pipeline_engine must be megatron for .*got '{engine}'$") as e:
         export(framework, inputs("llama3-8b", zero=3 if framework == "torchtitan" else 1, pipeline_engine=engine))
     assert e.value.param == "pipeline_engine"
+
+
+def test_fp8_is_transformer_engine_s_recipe_where_the_framework_has_it():
+    """FP8: Megatron-LM's hybrid format with delayed scaling and fp8 weight gathers (with the distributed optimizer
+    only, as its parser requires); torchtitan's float8 converter with fp8 FSDP gathers; Megatron-DeepSpeed's TE
+    layers; without fp8 none of it."""
+    fp8 = megatron_args(preset="llama3-8b", fp8="true")
+    assert (fp8["--fp8-format"], fp8["--fp8-recipe"], fp8["--fp8-amax-history-len"]) == ("hybrid", "delayed", "1024")
+    assert "--fp8-param-gather" in fp8 and "--use-distributed-optimizer" in fp8
+    assert "--fp8-param-gather" not in megatron_args(preset="llama3-8b", fp8="true", zero=0, data_parallel=1,
+                                                     tensor_parallel=8)
+    assert not any(k.startswith("--fp8") for k in megatron_args(preset="llama3-8b"))
+    config = export("torchtitan", inputs("llama3-8b", zero=3, fp8="true"))["config"]
+    assert config["model"]["converters"] == ["quantize.linear.float8"]
+    assert config["quantize"]["linear"]["float8"]["enable_fsdp_float8_all_gather"] is True
+    assert "quantize" not in export("torchtitan", inputs("llama3-8b", zero=3))["config"]
+    out = export("deepspeed", inputs("llama3-8b", precision="megatron-bf16", zero=0, fp8="true", layers=8,
+                                     overlap_grad_reduce="false"))
+    args = parse_arguments(list(out["arguments"]), flag_list("megatron-deepspeed")["flags"])
+    assert args["--transformer-impl"] == "transformer_engine" and "--fp8-hybrid" in args

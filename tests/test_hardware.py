@@ -87,3 +87,19 @@ def test_gpus_fill_whole_nodes():
     with pytest.raises(CalcError, match=r"^gpus must be a multiple of gpus_per_node \(8\)"):
         hardware(12, profile_name="h100-sxm5-80gb")
     assert hardware(4, profile_name="h100-sxm5-80gb").gpus == 4
+
+
+def test_fp8_gemms_have_their_own_sourced_efficiency_where_the_gpu_has_fp8():
+    """H100, H200, B200 and GB200 carry an fp8 GEMM efficiency and K½ with sources; the A100 has none, and
+    :func:`fp8_hardware` refuses it; a 16-bit peak given by hand scales the fp8 peak with it."""
+    from calc.hardware import fp8_hardware
+    for name, p in PROFILES.items():
+        has = "fp8" in p.peak_flops
+        assert (p.fp8_gemm_efficiency is not None) == has == (p.fp8_gemm_k_half is not None), name
+        if has:
+            assert 0 < p.fp8_gemm_efficiency < p.gemm_efficiency and p.fp8_gemm_k_half > p.gemm_k_half
+            assert p.sources.get("fp8_gemm_efficiency") and p.sources.get("fp8_gemm_k_half"), name
+    slow = fp8_hardware(hardware(8, profile_name="h100-sxm5-80gb", flops_per_gpu=494.5e12))
+    assert slow.flops_per_gpu == pytest.approx(1979e12 / 2)
+    with pytest.raises(CalcError, match="fp8 must be false on a100-sxm4-40gb"):
+        fp8_hardware(hardware(8, profile_name="a100-sxm4-40gb"))

@@ -273,3 +273,15 @@ def test_recompute_layers_refusals_name_the_rule(kwargs, message):
     with pytest.raises(CalcError) as e:
         activations(2048, 1, 12288, 96, 96, **{**_BLOCKS, **kwargs})
     assert str(e.value) == message and e.value.param == "recompute_layers"
+
+
+def test_fp8_keeps_the_linear_inputs_in_one_byte():
+    """FP8 saves the QKV and MLP-up inputs (replicated, 2 → 1 each), the projection's and MLP-down inputs (sharded,
+    2 → 1 and 2f/h → f/h) at one byte; full recomputation keeps only the layer's input either way."""
+    from calc.memory import layer_activation_bytes
+    s, b, h, a, t = 2048, 1, 12288, 96, 8
+    kw = dict(tensor_parallel=t, sequence_parallel=True, recompute="selective")
+    saved = layer_activation_bytes(s, b, h, a, **kw) - layer_activation_bytes(s, b, h, a, fp8=True, **kw)
+    assert saved == s * b * h * (2 / t + (1 + 4) / t)
+    full = dict(kw, recompute="full")
+    assert layer_activation_bytes(s, b, h, a, fp8=True, **full) == layer_activation_bytes(s, b, h, a, **full)

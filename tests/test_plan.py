@@ -883,3 +883,62 @@ def test_list_copies_grow_with_the_ranks_not_the_bytes():
     hw = hardware(1536, profile_name="a100-sxm4-80gb")
     assert list_copies(hw, "all-gather", 1536, 3e8) == 2 * list_copies(hw, "all-gather", 768, 3e8)
     assert list_copies(hw, "all-gather", 8, 3e9) > list_copies(hw, "reduce-scatter", 8, 3e9) > 8 * 5e-6
+
+
+def test_fp8_is_faster_counts_mfu_against_the_fp8_peak_and_gathers_fp8_weights():
+    """FP8 on the H100: a shorter step, MFU against the 1979 TFLOP/s peak (as NVIDIA reports it), the ZeRO-1
+    weight all-gather in one byte per weight, less activation memory, the same gradient bytes."""
+    par = parallel(8, 8, zero=1, sequence_parallel=True)
+    bf16, fp8 = (plan(LLAMA, 1, 512, HW, par, fp8=f) for f in (False, True))
+    assert fp8.step_time_s < 0.9 * bf16.step_time_s and fp8.fp8 and not bf16.fp8
+    assert fp8.mfu == pytest.approx(fp8.model_flops_per_step / (fp8.step_time_s * 64 * 1979e12))
+    gather = {pl.fp8: next(c for c in rows(pl, "data") if c.collective == "all-gather") for pl in (bf16, fp8)}
+    assert gather[True].bytes_per_step == pytest.approx(gather[False].bytes_per_step / 2)
+    assert gather[True].calls_per_step == gather[False].calls_per_step
+    reduce = {pl.fp8: next(c for c in rows(pl, "data") if c.collective != "all-gather") for pl in (bf16, fp8)}
+    assert reduce[True].bytes_per_step == reduce[False].bytes_per_step
+    assert fp8.memory_per_device.activations_bytes < bf16.memory_per_device.activations_bytes
+
+
+def test_fp8_sequence_parallel_gathers_the_norm_outputs_in_fp8():
+    """With SP the forward's two all-gathers per layer carry fp8, so TP takes less time; without SP (all-reduces)
+    FP8 leaves TP's bytes alone."""
+    sp = [sum(c.time_s for c in rows(plan(LLAMA, 1, 512, HW, parallel(8, 8, sequence_parallel=True), fp8=f),
+                                     "tensor")) for f in (False, True)]
+    assert sp[1] < sp[0]
+    ar = [sum(c.time_s for c in rows(plan(LLAMA, 1, 512, HW, parallel(8, 8), fp8=f), "tensor")) for f in (False, True)]
+    assert ar[1] == pytest.approx(ar[0])
+
+
+def test_fp8_without_zero_keeps_transformer_engine_s_weight_copies():
+    """Without ZeRO the 16-bit weights stay and TE keeps an fp8 copy and its transpose: two bytes more per weight."""
+    from calc.plan import FP8_WEIGHT_COPY_BYTES
+    par = parallel(8, 8, sequence_parallel=True)
+    bf16, fp8 = (plan(LLAMA, 1, 512, HW, par, fp8=f) for f in (False, True))
+    s = fp8.memory_per_device.stage
+    assert fp8.memory_per_device.params_bytes - bf16.memory_per_device.params_bytes == pytest.approx(
+        FP8_WEIGHT_COPY_BYTES * fp8.stages[s].params_per_device)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"hw": hardware(64, profile_name="a100-sxm4-80gb")}, "fp8 must be false on a100-sxm4-80gb"),
+    ({"precision": "fp32-adam"}, "fp8 must be false with precision fp32-adam"),
+    ({"hw": hardware(64, 80e9, 1e15, 450e9, 50e9, hbm_bandwidth=3e12)}, "fp8 must be false without a hardware.profile"),
+])
+def test_fp8_is_refused_where_it_cannot_run(kwargs, message):
+    """No fp8 tensor cores, a 32-bit recipe, or a GPU given by hand (no fp8 peak or efficiency): refused by name."""
+    with pytest.raises(CalcError, match=message):
+        plan(LLAMA, 1, 512, kwargs.get("hw", HW), parallel(8, 8), kwargs.get("precision", "bf16-adam"), fp8=True)
+
+
+def test_fp8_is_a_training_field_of_plan_search_and_device_memory():
+    """``training.fp8`` reaches the plan, the search and device-memory; the search's plans are fp8 plans."""
+    inputs = {**PRESETS["llama3-8b"].inputs, "fp8": "true"}
+    assert evaluate("plan", inputs)["fp8"] is True
+    search = {k: x for k, x in inputs.items() if k in {p.name for p in COMMANDS["search"].params}}
+    top = evaluate("search", {**search, "top": "1"})["plans"][0]
+    bf16 = evaluate("search", {**search, "top": "1", "fp8": "false"})["plans"][0]
+    assert top["step_time_s"] < bf16["step_time_s"]
+    dm = {k: x for k, x in inputs.items() if k in {p.name for p in COMMANDS["device-memory"].params}}
+    fp8, bf16 = (evaluate("device-memory", {**dm, "fp8": f})["total_bytes"] for f in ("true", "false"))
+    assert fp8 < bf16

@@ -103,3 +103,34 @@ def test_eager_sequence_parallelism_and_tensor_parallelism_divide_their_parts():
     m = model(32, 4096, 32, 32000, 4096, ffn_hidden=11008, gated_mlp=True, kernels="eager", norm="rmsnorm")
     one, tp, sp = elementwise_bytes(m, 4096), elementwise_bytes(m, 4096, t=4), elementwise_bytes(m, 4096, 4, True)
     assert sp[0] < tp[0] < one[0] and sp[1] == tp[1] == one[1]
+
+
+H100 = hardware(8, profile_name="h100-sxm5-80gb")
+
+
+def test_fp8_runs_the_linear_gemms_on_the_fp8_peak_and_adds_transformer_engine_s_casts():
+    """FP8: the projections and MLP at the fp8 peak × fp8_gemm_efficiency, the same attention, and cast-transpose
+    traffic added to the element-wise work (forward and backward)."""
+    from calc.hardware import fp8_hardware
+    from calc.work import fp8_cast_bytes, layer_kernels
+    bf16 = layer_kernels(LLAMA, H100, 1, t=2)
+    fp8 = layer_kernels(LLAMA, H100, 1, t=2, fp8=(fp8_hardware(H100), {}))
+    g_fwd, g_bwd, a_fwd, a_bwd, a_rec, ew_fwd, ew_bwd = fp8
+    assert (a_fwd, a_bwd, a_rec) == bf16[2:5]
+    assert 0.4 * bf16[0] < g_fwd < 0.7 * bf16[0] and 0.4 * bf16[1] < g_bwd < 0.7 * bf16[1]
+    assert ew_fwd > bf16[5] and ew_bwd > bf16[6]
+    T, h, kv, f = 8192, 4096, 512, 14336 // 2
+    linear = [(T, h // 2 + 2 * kv, h, 1), (T, h, h // 2, 1), (T, 2 * f, h, 1), (T, h, f, 1)]
+    fwd, bwd = fp8_cast_bytes(linear)
+    assert fwd == 2 * T * h + 4 * T * h // 2 + 2 * T * h + 2 * T * f  # transposes; the projection's cast too
+    assert bwd == 4 * T * (h // 2 + 2 * kv + h + 2 * f + h)
+
+
+def test_fp8_keeps_the_router_at_sixteen_bits():
+    """An MoE layer's router GEMM stays at the 16-bit element size; its experts run in fp8."""
+    from calc.hardware import fp8_hardware
+    from calc.work import layer_kernels
+    moe = model(8, 4096, 32, 32000, 4096, ffn_hidden=14336, gated_mlp=True, experts=8, top_k=2)
+    memo: dict = {}
+    layer_kernels(moe, H100, 1, moe=True, memo=memo, fp8=(fp8_hardware(H100), {}))
+    assert memo and all(key[4] == 2.0 and 8 in key[:3] for key in memo)  # (T, E, h) and its backward shapes

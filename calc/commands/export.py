@@ -10,10 +10,15 @@ from ..spec import qualified
 from .plan import _LLAMA3_8B, PLAN, _spec_hardware, _spec_model, _spec_parallel
 
 
-def _compute_export(v: dict) -> dict:
+def _planned(v: dict) -> tuple:
+    """(model, plan) of a ``plan``'s parsed inputs."""
     m = _spec_model(v)
-    p = _plan.plan(m, v["micro_batch"], v["global_batch"], _spec_hardware(v), _spec_parallel(v), v["precision"],
-                   v["tokens"])
+    return m, _plan.plan(m, v["micro_batch"], v["global_batch"], _spec_hardware(v), _spec_parallel(v),
+                         v["precision"], v["tokens"], v["fp8"])
+
+
+def _compute_export(v: dict) -> dict:
+    m, p = _planned(v)
     return _export.export(v["to"], p, m, v["precision"]).as_dict()
 
 
@@ -24,9 +29,7 @@ def launches(v: dict) -> dict[str, dict]:
     ``python -m calc export SPEC.json --to NAME`` prints — or ``{"ok": false, "param", "message"}``:
     the one line the CLI prints after ``error:`` saying why that framework cannot run the plan.
     """
-    m = _spec_model(v)
-    p = _plan.plan(m, v["micro_batch"], v["global_batch"], _spec_hardware(v), _spec_parallel(v), v["precision"],
-                   v["tokens"])
+    m, p = _planned(v)
     out: dict[str, dict] = {}
     for name in _export.FRAMEWORKS:
         try:

@@ -123,6 +123,9 @@ _SPEC_TRAINING = (
     Param("precision", "choice", "Precision recipe", default="bf16-adam", choices=tuple(_model.PRECISIONS),
           section="training"),
     Param("tokens", "count", "Training tokens (for the training time)", maximum=_compute.MAX_TOKENS, section="training"),
+    Param("fp8", "flag", "FP8 linear layers (Transformer Engine)", default="false", section="training",
+          help="Projections and MLP in fp8 (E4M3/E5M2), weights gathered in fp8; attention, output layer and "
+               "optimizer 16-bit. Needs fp8 tensor cores (H100, H200, B200)."),
 )
 
 
@@ -157,7 +160,7 @@ def _spec_parallel(v: dict) -> _plan.Parallel:
 
 def _compute_plan(v: dict) -> dict:
     p = _plan.plan(_spec_model(v), v["micro_batch"], v["global_batch"], _spec_hardware(v), _spec_parallel(v),
-                   v["precision"], v["tokens"])
+                   v["precision"], v["tokens"], v["fp8"])
     return p.as_dict()
 
 
@@ -210,7 +213,7 @@ def _compute_search(v: dict) -> dict:
     fixed = {spec_key(p.name, p.section): v[p.name] for p in _SEARCH_PARALLEL if v[p.name] is not None}
     r = _search.search(_spec_model(v), v["global_batch"], _spec_hardware(v), v["precision"], top=v["top"],
                        max_micro_batch=v["max_micro_batch"], micro_batch=v["micro_batch"], tokens=v["tokens"],
-                       fixed=fixed)
+                       fixed=fixed, fp8=v["fp8"])
     return r.as_dict()
 
 
@@ -251,7 +254,7 @@ def _compute_device_memory(v: dict) -> dict:
         raise CalcError("microbatches", "such that micro_batch × data_parallel × expert_parallel × microbatches "
                         f"<= {MAX_COUNT}", mbs)
     hw = _spec_hardware(v | {"gpus": gpus}, gpus)
-    w = _plan.workload(_spec_model(v), per_step * mbs, hw, v["precision"])
+    w = _plan.workload(_spec_model(v), per_step * mbs, hw, v["precision"], fp8=v["fp8"])
     par = _spec_parallel(v | {"overlap_grad_reduce": True, "overlap_param_gather": False, "tp_comm_overlap": False,
                               "zero3_gather": "layer", "pipeline_engine": "megatron",
                               "rank_order": "tp-cp-ep-dp-pp"})
@@ -275,7 +278,7 @@ DEVICE_MEMORY = Command(
               section="hardware"),
         Param("reserve", "size", "Memory kept back per GPU (CUDA context, NCCL, fragmentation)", default="2GiB",
               section="hardware"),
-    ) + _PARALLEL_DEGREES + _SPEC_TRAINING[:1],
+    ) + _PARALLEL_DEGREES + _SPEC_TRAINING[:1] + _SPEC_TRAINING[2:],
     results=(
         Result("total_bytes", "Total per GPU (reserve included)", "bytes"),
         Result("fits", "Fits in the GPU's memory", "fits"),
