@@ -3,7 +3,7 @@
 import pytest
 
 from calc.errors import CalcError
-from calc.hardware import GIB, PROFILES, hardware, profile
+from calc.hardware import GIB, PROFILES, fp8_hardware, hardware, profile
 
 REQUIRED = ("a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "b200", "gb200-nvl72")
 
@@ -92,7 +92,6 @@ def test_gpus_fill_whole_nodes():
 def test_fp8_gemms_have_their_own_sourced_efficiency_where_the_gpu_has_fp8():
     """H100, H200, B200 and GB200 carry an fp8 GEMM efficiency and K½ with sources; the A100 has none, and
     :func:`fp8_hardware` refuses it; a 16-bit peak given by hand scales the fp8 peak with it."""
-    from calc.hardware import fp8_hardware
     for name, p in PROFILES.items():
         has = "fp8" in p.peak_flops
         assert (p.fp8_gemm_efficiency is not None) == has == (p.fp8_gemm_k_half is not None), name

@@ -278,7 +278,6 @@ def test_recompute_layers_refusals_name_the_rule(kwargs, message):
 def test_fp8_keeps_the_linear_inputs_in_one_byte():
     """FP8 saves the QKV and MLP-up inputs (replicated, 2 → 1 each), the projection's and MLP-down inputs (sharded,
     2 → 1 and 2f/h → f/h) at one byte; full recomputation keeps only the layer's input either way."""
-    from calc.memory import layer_activation_bytes
     s, b, h, a, t = 2048, 1, 12288, 96, 8
     kw = dict(tensor_parallel=t, sequence_parallel=True, recompute="selective")
     saved = layer_activation_bytes(s, b, h, a, **kw) - layer_activation_bytes(s, b, h, a, fp8=True, **kw)

@@ -12,6 +12,8 @@ from calc.model import model, param_count
 from calc.network import collective_time, group_link
 from calc.presets import PRESETS
 from calc.plan import (
+    FP8_WEIGHT_COPY_BYTES,
+    TP_ASYNC_CALLS,
     TP_CALLS,
     check_combination,
     chunk_ranges,
@@ -126,7 +128,6 @@ def test_sequence_parallel_moves_the_same_bytes_as_all_reduces():
 def test_tp_volume_and_times():
     """TP without SP: 4 all-reduces of b·s·h per layer per microbatch (6 with full recomputation), all exposed in
     the 2021 engine; Megatron's engine hides part of the backward's two behind the weight gradients."""
-    from calc.plan import TP_ASYNC_CALLS
     one = collective_time("all-reduce", group_link(HW, ((1, 8),)), 8192 * 4096 * 2)[0]
     exposed = {}
     for engine in ("megatron-2021", "megatron"):
@@ -912,7 +913,6 @@ def test_fp8_sequence_parallel_gathers_the_norm_outputs_in_fp8():
 
 def test_fp8_without_zero_keeps_transformer_engine_s_weight_copies():
     """Without ZeRO the 16-bit weights stay and TE keeps an fp8 copy and its transpose: two bytes more per weight."""
-    from calc.plan import FP8_WEIGHT_COPY_BYTES
     par = parallel(8, 8, sequence_parallel=True)
     bf16, fp8 = (plan(LLAMA, 1, 512, HW, par, fp8=f) for f in (False, True))
     s = fp8.memory_per_device.stage

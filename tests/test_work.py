@@ -2,9 +2,10 @@
 
 import pytest
 
-from calc.hardware import hardware
+from calc.hardware import fp8_hardware, hardware
 from calc.model import model
-from calc.work import elementwise_bytes, head_work, kv_hidden_per_rank, layer_work, optimizer_time
+from calc.work import (elementwise_bytes, fp8_cast_bytes, head_work, kv_hidden_per_rank, layer_kernels, layer_work,
+                       optimizer_time)
 
 A100 = hardware(8, profile_name="a100-sxm4-80gb")
 GPT3 = model(96, 12288, 96, 51200, 2048, biases=True, learned_positions=True)
@@ -111,8 +112,6 @@ H100 = hardware(8, profile_name="h100-sxm5-80gb")
 def test_fp8_runs_the_linear_gemms_on_the_fp8_peak_and_adds_transformer_engine_s_casts():
     """FP8: the projections and MLP at the fp8 peak × fp8_gemm_efficiency, the same attention, and cast-transpose
     traffic added to the element-wise work (forward and backward)."""
-    from calc.hardware import fp8_hardware
-    from calc.work import fp8_cast_bytes, layer_kernels
     bf16 = layer_kernels(LLAMA, H100, 1, t=2)
     fp8 = layer_kernels(LLAMA, H100, 1, t=2, fp8=(fp8_hardware(H100), {}))
     g_fwd, g_bwd, a_fwd, a_bwd, a_rec, ew_fwd, ew_bwd = fp8
@@ -128,8 +127,6 @@ def test_fp8_runs_the_linear_gemms_on_the_fp8_peak_and_adds_transformer_engine_s
 
 def test_fp8_keeps_the_router_at_sixteen_bits():
     """An MoE layer's router GEMM stays at the 16-bit element size; its experts run in fp8."""
-    from calc.hardware import fp8_hardware
-    from calc.work import layer_kernels
     moe = model(8, 4096, 32, 32000, 4096, ffn_hidden=14336, gated_mlp=True, experts=8, top_k=2)
     memo: dict = {}
     layer_kernels(moe, H100, 1, moe=True, memo=memo, fp8=(fp8_hardware(H100), {}))

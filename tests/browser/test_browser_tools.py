@@ -192,13 +192,34 @@ def test_memory_updates_live(page, tmp_path):
     """Changing ZeRO or recomputation updates the stacked bar and the values, equal to the CLI's."""
     calc = open_tool(page, "device-memory")
     base = calc.inputs()
-    for extra in ({"zero": "3"}, {"recompute": "full"}, {"tensor_parallel": "4", "data_parallel": "2"}, {"seq_len": "32768"}):
+    for extra in ({"zero": "3"}, {"recompute": "full"}, {"tensor_parallel": "4", "data_parallel": "2"}, {"seq_len": "32768"},
+                  {"fp8": "true"}):
         inputs = {**base, **extra}
         assert calc.set_inputs(inputs) == "ready", extra
         expected = spec_json("device-memory", inputs, tmp_path)
         assert calc.values() == {k: expected[k] for k in calc.values()}, extra
         title = calc.root.locator("[data-view] svg title").first.text_content()
         assert ("does not fit" in title) == (expected["fits"] == "false"), extra
+
+
+def test_fp8_plans_in_the_atlas_and_is_refused_at_its_field_on_the_a100(page, tmp_path):
+    """training.fp8 in the page: the plan is the CLI's and faster than the 16-bit one; on an A100 the fp8 field
+    carries calc's refusal and the result is marked not current."""
+    calc = open_tool(page, "plan")
+    base = {**calc.inputs(), "profile": "h100-sxm5-80gb", "precision": "bf16-adam"}  # the atlas opens on A100s
+    assert calc.set_inputs(base) == "ready"
+    bf16 = json.loads(calc.values()["step_time_s"])
+    inputs = {**base, "fp8": "true"}
+    assert calc.set_inputs(inputs) == "ready"
+    expected = spec_json("plan", inputs, tmp_path)
+    assert calc.values() == {k: expected[k] for k in calc.values()}
+    assert json.loads(calc.values()["step_time_s"]) < bf16
+    bad = {**inputs, "profile": "a100-sxm4-80gb"}
+    with pytest.raises(CalcError) as info:
+        evaluate("plan", bad)
+    assert info.value.param == "fp8"
+    assert calc.set_inputs(bad) == "error"
+    assert calc.field_error("fp8") == str(info.value) and not calc.current()
 
 
 def test_timeline_updates_live(page):
