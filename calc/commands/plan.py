@@ -125,7 +125,7 @@ _SPEC_TRAINING = (
     Param("tokens", "count", "Training tokens (for the training time)", maximum=_compute.MAX_TOKENS, section="training"),
     Param("fp8", "flag", "FP8 linear layers (Transformer Engine)", default="false", section="training",
           help="Projections and MLP in fp8 (E4M3/E5M2), weights gathered in fp8; attention, output layer and "
-               "optimizer 16-bit. Needs fp8 tensor cores (H100, H200, B200)."),
+               "optimizer 16-bit. Needs fp8 tensor cores (a Hopper or Blackwell profile)."),
 )
 
 
@@ -278,7 +278,7 @@ DEVICE_MEMORY = Command(
               section="hardware"),
         Param("reserve", "size", "Memory kept back per GPU (CUDA context, NCCL, fragmentation)", default="2GiB",
               section="hardware"),
-    ) + _PARALLEL_DEGREES + _SPEC_TRAINING[:1] + _SPEC_TRAINING[2:],
+    ) + _PARALLEL_DEGREES + tuple(p for p in _SPEC_TRAINING if p.name != "tokens"),
     results=(
         Result("total_bytes", "Total per GPU (reserve included)", "bytes"),
         Result("fits", "Fits in the GPU's memory", "fits"),
