@@ -27,6 +27,13 @@ above the device's capacity. Memory grows with the microbatch size, so once a si
 does not fit, the larger ones are refused together without being costed. Refusals
 are counted by rule, each rule with one example. At most :data:`MAX_CONFIGURATIONS`
 configurations are costed; when the cap binds, the result says so.
+
+A configuration whose compute alone (:func:`calc.plan.step_floor`) is slower than every plan kept is
+pruned: neither weighed for memory nor costed; one that fits but whose step's lower bound
+(:func:`calc.plan.step_bound`) is slower is not costed. The families of degrees (t, e, c, p, d) are searched in
+the order of a guess at their fastest step (:meth:`_Search.promise`), so that fast plans are kept early and
+these bounds prune more. The plans returned do not depend on that order (a bound never exceeds the step it
+bounds); the counts of pruned, feasible and refused configurations do, since a pruned one is never weighed.
 """
 
 from __future__ import annotations
@@ -307,11 +314,27 @@ class _Search:
         self.refusals.add(kind, rule, par, reason, n)
 
     def run(self) -> SearchResult:
-        for t, e, c, p, d in self.degrees():
+        for t, e, c, p, d in sorted(self.degrees(), key=lambda f: self.promise(*f)):
             self.splits(t, e, c, p, d)
             if self.full():
                 break
         return self.result()
+
+    def promise(self, t: int, e: int, c: int, p: int, d: int) -> float:
+        """A guess at a family's fastest step (s), to search the promising families first.
+
+        The compute floor (:func:`calc.plan.step_floor`) at microbatch 1 without recomputation, times the
+        bubble's ``1 + (p − 1)/m``. Only the order of the search depends on it, not the plans it returns (but for
+        which of two plans with exactly the same step and memory is listed first, and, when the cap binds, which
+        configurations it reached)."""
+        w = self.w
+        b = self.axis("micro_batch", [1])[0]
+        mbs = max(1, w.global_batch // (d * e * b))
+        sp = self.axis("sequence_parallel", [t > 1 and (w.m.seq_len // c) % t == 0])[0]
+        sched = {k: x for k, x in self.schedule.items() if k in ("tp_comm_overlap", "pipeline_engine")}
+        par = Parallel(d, t, p, c, e, 1, sp, self.axis("recompute", ["none"])[0],
+                       stage_layers=self.fixed.get("stage_layers"), **sched)
+        return step_floor(w, par, b, mbs) * (1 + (p - 1) / mbs)
 
     def degrees(self):
         """(t, e, c, p, d) with t·e·c·p·d = GPUs and the batch divisible by the replicas."""

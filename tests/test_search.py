@@ -100,6 +100,30 @@ def test_pruning_never_drops_a_plan_that_belongs_in_the_top(monkeypatch, m, hw, 
     assert everything.plans == pruned.plans and len(pruned.plans) == min(top, everything.feasible) > 0
 
 
+GPT3 = model(96, 12288, 96, 51200, 2048, tied_embeddings=True, biases=True, learned_positions=True)
+
+
+@pytest.mark.parametrize("m, hw, batch, fixed", _SMALL + [
+    (GPT3, hardware(1024, profile_name="a100-sxm4-80gb"), 1536, {}),
+    (GPT3, hardware(1024, profile_name="a100-sxm4-80gb"), 1536, {"micro_batch": 2, "recompute": "full"}),
+])
+def test_the_order_families_are_searched_in_changes_no_plan(monkeypatch, m, hw, batch, fixed):
+    """The families of degrees are searched most promising first; searched in the order they are enumerated, or
+    the least promising first, the ranked plans are the same. For GPT-3 on 1024 GPUs the promising order weighs
+    (checks for memory) fewer configurations: it keeps fast plans sooner, so the compute floor prunes more."""
+    cls = search.__globals__["_Search"]  # the module search runs in (tests/test_hooks_entry.py imports calc afresh)
+    promising = search(m, batch, hw, top=10, fixed=fixed)
+    promise = cls.promise
+    monkeypatch.setattr(cls, "promise", lambda self, *f: 0.0)  # a stable sort: the enumeration order
+    listed = search(m, batch, hw, top=10, fixed=fixed)
+    monkeypatch.setattr(cls, "promise", lambda self, *f: -promise(self, *f))
+    worst_first = search(m, batch, hw, top=10, fixed=fixed)
+    assert promising.plans == listed.plans == worst_first.plans and promising.plans
+    if m is GPT3 and not fixed:
+        weighed = [r.enumerated - r.pruned for r in (promising, listed, worst_first)]
+        assert weighed[0] < weighed[1] < weighed[2], weighed
+
+
 @pytest.mark.parametrize("m, hw, batch, fixed", _SMALL + [
     (LLAMA, HW, 512, {"recompute_layers": 2}),
     (model(24, 2048, 16, 32000, 2048, experts=8, top_k=2, moe_layer_freq=2), hardware(32, profile_name="h100-sxm5-80gb"),
