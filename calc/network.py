@@ -32,8 +32,8 @@ bus bandwidth across DGX A100 nodes with eight 200 Gb/s NICs (NVIDIA/nccl#812, q
 #1576), more than the added phases give. Timed that way (``max`` of the two phases instead of
 their sum), Narayanan et al.'s Figure 15 order at batch 32 comes out as measured, but every
 measured FSDP and ZeRO-3 run is predicted further below its measured step
-(``python -m calc validate``: mean error 6.3 % → 6.9 %, DeepSpeed's ZeRO-3 530B rows −15 to
-−17 % → −22 to −24 %), and ZeRO-3 further ahead of PTD-P at 175B on 384 GPUs, the opposite of
+(``python -m calc validate`` on 2026-12-04: mean error 6.3 % → 6.9 %, DeepSpeed's ZeRO-3
+530B rows −15 to −17 % → −22 to −24 %), and ZeRO-3 further ahead of PTD-P at 175B on 384 GPUs, the opposite of
 Table 2. Whatever sharded runs lose that the model does not time is, for now, absorbed here;
 the sum is kept until it is found.
 
