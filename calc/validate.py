@@ -9,6 +9,11 @@ run chose, with its recomputation, sequence parallelism and ZeRO stage kept as p
 Sweeps (:data:`calc.runs.SWEEPS`): for configurations measured side by side, whether the
 predicted order is the one the source states.
 
+Kinds (:func:`run_kind`): the same errors by what a reader plans rather than by source: how the
+weights are held (sharded by ZeRO-3 or FSDP; pipelined; otherwise replicated over data and tensor
+parallelism), the GPU family, and the model's size, with the lowest and highest signed error of each,
+so the planner's page can say how far runs like the reader's were from their prediction.
+
 Cross-validation: the profiles' efficiency constants named in :data:`FITTED` are
 fitted (a grid search minimising the mean ``|error|``) on one half of the runs and the
 errors reported on the other half, then the halves swap (two folds; a run's half is
@@ -28,7 +33,7 @@ from . import plan as _plan
 from .runs import BOUNDS, GROUPS, REFERENCE_GROUPS, RUNS, SWEEPS, Run, Sweep
 from .spec import flatten
 
-__all__ = ["RunResult", "GroupSummary", "Validation", "validate", "predict", "predict_run", "rank_published",
+__all__ = ["RunResult", "GroupSummary", "KindSummary", "Validation", "run_kind", "SIZE_BANDS", "LAYOUTS", "validate", "predict", "predict_run", "rank_published",
            "check_sweep",
            "FITTED", "GRID", "GRIDS", "RANKED_GROUPS"]
 
@@ -39,6 +44,12 @@ GRID = tuple(round(0.60 + 0.02 * i, 2) for i in range(15))
 GRIDS = MappingProxyType({"gemm_efficiency": GRID,
                           "fp8_gemm_efficiency": tuple(round(0.40 + 0.02 * i, 2) for i in range(15))})
 _FAMILIES = {"a100": ("a100-sxm4-40gb", "a100-sxm4-80gb"), "h100": ("h100-sxm5-80gb", "h200-sxm-141gb")}
+#: Model sizes a kind is split by: (upper bound in parameters, label); the last band has no bound.
+SIZE_BANDS = ((10e9, "under 10B parameters"), (100e9, "10B to 100B parameters"),
+              (float("inf"), "100B parameters and more"))
+#: How a run holds its weights, in the order the kinds are listed.
+LAYOUTS = ("weights sharded (ZeRO-3, FSDP)", "pipelined (pipeline with tensor and data parallelism)",
+           "weights replicated (data and tensor parallelism, ZeRO 0-2)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +71,7 @@ class RunResult:
     source: str
     measured: str
     assumed: str
+    kind: str  #: :func:`run_kind`
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +84,19 @@ class GroupSummary:
     max_abs_error: float
     worst: str  #: the run with the largest |error|
     all_fit: bool
+
+
+@dataclass(frozen=True, slots=True)
+class KindSummary:
+    """Errors of the runs of one kind (:func:`run_kind`), signed: ``predicted / measured − 1`` (negative: the run
+    took longer than predicted)."""
+
+    kind: str
+    runs: int
+    mean_abs_error: float
+    lowest_error: float
+    highest_error: float
+    worst: str  #: the run with the largest |error|
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +113,7 @@ class Validation:
     bounds: tuple[dict, ...]  #: published ceilings: the predicted figure and whether it stays below
     rankings: tuple[dict, ...]  #: where search ranks the (t, p) each run of RANKED_GROUPS chose
     sweeps: tuple[dict, ...]  #: per measured sweep: the predicted throughput of each point, and whether the order holds
+    kinds: tuple[KindSummary, ...]  #: the runs' errors by :func:`run_kind`, in :data:`LAYOUTS` order
 
     def as_dict(self) -> dict:
         from dataclasses import asdict
@@ -135,12 +161,54 @@ def predict_run(run: Run, gpus: dict | None = None) -> _plan.Plan:
     return min(fitting, key=lambda pl: pl.step_time_s) if fitting else plans[0]
 
 
+def _kind_parts(spec) -> tuple[int, bool, str, int]:
+    """(index in :data:`LAYOUTS`, mixture-of-experts, GPU family, index in :data:`SIZE_BANDS`) of a SPEC."""
+    from .commands.plan import _spec_model
+    from .model import param_count
+
+    v = _values(spec)
+    layout = 0 if v["zero"] == 3 else 1 if (v["pipeline_parallel"] or 1) > 1 else 2
+    m = _spec_model(v)
+    total = param_count(m).total
+    band = next(i for i, (bound, _) in enumerate(SIZE_BANDS) if total < bound)
+    return layout, m.experts > 1, (v["profile"] or "custom").split("-")[0].upper(), band
+
+
+def run_kind(spec) -> str:
+    """What kind of plan a SPEC is, as a reader choosing a split would say it: one of :data:`LAYOUTS` (with
+    "mixture-of-experts" for a model with experts), the GPU family (the profile's first word, upper case) and a
+    :data:`SIZE_BANDS` label of the model's parameters.
+
+    >>> run_kind(next(r for r in RUNS if r.name == "megatron-t1-1008.0B").spec)
+    'pipelined (pipeline with tensor and data parallelism) on A100, 100B parameters and more'
+    >>> run_kind(next(r for r in RUNS if r.name == "mosaic-mpt-7b-h100-512-2k").spec)
+    'weights sharded (ZeRO-3, FSDP) on H100, under 10B parameters'
+    >>> run_kind(next(r for r in RUNS if r.name == "mosaic-mpt-1b-h100-512-2k").spec)  # ZeRO-2: weights whole
+    'weights replicated (data and tensor parallelism, ZeRO 0-2) on H100, under 10B parameters'
+    """
+    layout, moe, family, band = _kind_parts(spec)
+    return f"{LAYOUTS[layout]}{', mixture-of-experts' if moe else ''} on {family}, {SIZE_BANDS[band][1]}"
+
+
+def _kinds(results: list[RunResult], runs: tuple[Run, ...]) -> tuple[KindSummary, ...]:
+    """One summary per kind of run present, ordered by layout, experts, GPU family and size band."""
+    parts = {r.name: _kind_parts(r.spec) for r in runs}
+    out = []
+    for kind in sorted({r.kind for r in results}, key=lambda k: min(parts[r.name] for r in results if r.kind == k)):
+        rs = [r for r in results if r.kind == kind]
+        errors = [r.error for r in rs]
+        worst = max(rs, key=lambda r: abs(r.error))
+        out.append(KindSummary(kind, len(rs), fsum(abs(e) for e in errors) / len(rs), min(errors), max(errors),
+                               worst.name))
+    return tuple(out)
+
+
 def _result(run: Run, gpus: dict | None = None) -> RunResult:
     pl = predict_run(run, gpus)
     mem = pl.memory_per_device
     return RunResult(run.name, run.group, run.gpus, run.step_time_s, pl.step_time_s,
                      pl.step_time_s / run.step_time_s - 1, mem.fits, mem.total_gib, mem.capacity_gib, pl.mfu,
-                     pl.micro_batch, run.open_micro_batch, run.source, run.measured, run.assumed)
+                     pl.micro_batch, run.open_micro_batch, run.source, run.measured, run.assumed, run_kind(run.spec))
 
 
 def _summary(group: str, results: list[RunResult]) -> GroupSummary:
@@ -270,4 +338,4 @@ def validate(cross_validate: bool = True, rank: bool = True) -> Validation:
     rankings = tuple(rank_published(r) for r in RUNS if r.group in RANKED_GROUPS) if rank else ()
     sweeps = tuple(check_sweep(s) for s in SWEEPS) if rank else ()
     return Validation(tuple(results), tuple(by_group), reference, overall, cv, cv_ref, tuple(constants),
-                      tuple(bounds), rankings, sweeps)
+                      tuple(bounds), rankings, sweeps, _kinds(results, RUNS))

@@ -151,3 +151,34 @@ def test_measured_trade_offs_go_the_published_way(name):
     from calc.validate import check_sweep
 
     assert check_sweep(next(s for s in SWEEPS if s.name == name))["holds"]
+
+
+def test_kinds_partition_the_runs_by_what_a_reader_plans(plain):
+    """Every run has the kind of its SPEC; each kind's summary is its runs' count, mean |error|, lowest and highest
+    signed error; kinds come in the order of the layouts."""
+    from calc.validate import LAYOUTS, run_kind
+
+    assert sum(k.runs for k in plain.kinds) == len(plain.runs)
+    for k in plain.kinds:
+        errors = [r.error for r in plain.runs if r.kind == k.kind]
+        assert (k.runs, k.lowest_error, k.highest_error) == (len(errors), min(errors), max(errors))
+        assert k.mean_abs_error == pytest.approx(sum(map(abs, errors)) / len(errors))
+    layouts = [next(i for i, lay in enumerate(LAYOUTS) if k.kind.startswith(lay)) for k in plain.kinds]
+    assert layouts == sorted(layouts)
+    by_name = {r.name: r for r in RUNS}
+    assert all(r.kind == run_kind(by_name[r.name].spec) for r in plain.runs)
+
+
+def test_a_kind_names_sharding_pipelining_experts_gpu_and_size():
+    """ZeRO-3 is sharded whatever else the split does; a pipeline makes it pipelined; experts are named; the size
+    band follows the parameter count."""
+    from calc.validate import run_kind
+
+    run = next(r for r in RUNS if r.name == "megatron-t1-1.7B")
+    spec = {k: dict(v) for k, v in run.spec.items()}
+    assert run_kind(spec) == "weights replicated (data and tensor parallelism, ZeRO 0-2) on A100, under 10B parameters"
+    moe = {**spec, "model": {**spec["model"], "experts": 16, "top_k": 2}}
+    assert "replicated (data and tensor parallelism, ZeRO 0-2), mixture-of-experts on A100" in run_kind(moe)
+    assert "10B to 100B" in run_kind(moe)  # sixteen copies of each MLP: 1.7B becomes about 17B
+    sharded = {**spec, "parallel": {**spec["parallel"], "zero": 3}}
+    assert run_kind(sharded).startswith("weights sharded (ZeRO-3, FSDP) on A100")

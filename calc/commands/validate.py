@@ -12,14 +12,15 @@ def _compute_validate(v: dict) -> dict:
     val = _validate.validate(cross_validate=v["cross_validate"], rank=v["rank"])
     runs = [{"name": r.name, "group": r.group, "gpus": r.gpus, "measured_step_s": r.measured_step_s,
              "predicted_step_s": r.predicted_step_s, "error": r.error, "fits": r.fits, "memory_gib": r.memory_gib,
-             "micro_batch": r.micro_batch, "micro_batch_chosen": r.micro_batch_chosen}
+             "micro_batch": r.micro_batch, "micro_batch_chosen": r.micro_batch_chosen, "kind": r.kind}
             for r in val.runs]
     summary = [asdict(g) for g in (val.reference, *val.groups, val.overall)]
     if v["cross_validate"]:
         summary += [asdict(val.cross_validated_reference), asdict(val.cross_validated)]
     sources = [{"name": r.name, "source": r.source, "measured": r.measured, "assumed": r.assumed} for r in val.runs]
     return {"summary": summary, "runs": runs, "constants": list(val.constants), "bounds": list(val.bounds),
-            "rankings": list(val.rankings), "sweeps": list(val.sweeps), "sources": sources}
+            "rankings": list(val.rankings), "sweeps": list(val.sweeps), "sources": sources,
+            "kinds": [asdict(k) for k in val.kinds]}
 
 
 VALIDATE = Command(
@@ -38,6 +39,8 @@ VALIDATE = Command(
         Result("sweeps", "Configurations measured side by side: the predicted order against the published one",
                "json"),
         Result("sources", "Where each run is published, and what was assumed", "json"),
+        Result("kinds", "Step-time error by kind of plan (how the weights are held, GPU family, model size), with "
+               "the lowest and highest signed error", "json"),
     ),
     compute=_compute_validate,
     example={"cross_validate": "false", "rank": "false"},
