@@ -306,6 +306,9 @@ def megatron(plan: Plan, m: Model, precision: str) -> Launch:
             raise _refuse("precision", "bf16-adam or megatron-bf16 with fp8", target, "its FP8 layers are "
                           "written for bf16 activations here, as NVIDIA's recipes run them", precision)
         pairs += _MEGATRON_FP8 + ([("--fp8-param-gather", None)] if par.zero >= 1 else [])
+    if m.attention not in _MEGATRON_ATTENTION:
+        raise _refuse("attention", "flash, flash3 or standard", target, "its --attention-backend has no "
+                      "FlashAttention in Triton", m.attention)
     pairs.append(("--attention-backend", _MEGATRON_ATTENTION[m.attention]))
     if m.kernels == "eager":
         raise _refuse("kernels", "fused", target, "its layers run fused kernels (Transformer Engine, fused "
@@ -366,9 +369,9 @@ def _torchtitan_check(plan: Plan, m: Model, precision: str, target: Target) -> N
     if precision not in _TORCHTITAN_PRECISION:
         raise _refuse("precision", "bf16-adam, megatron-bf16 or fp32-adam", target,
                       "its mixed precision runs in bfloat16 or float32", precision)
-    if m.attention == "standard":
+    if m.attention in ("standard", "triton"):
         raise _refuse("attention", "flash or flash3", target, "its attention runs through SDPA or FlexAttention, "
-                      "which keep no s² scores", m.attention)
+                      "which keep no s² scores and run their own kernels", m.attention)
     if z in (1, 2):
         raise _refuse("zero", "0 or 3", target, "FSDP2 shards the weights as well; without resharding after the "
                       "forward pass it gathers them again every microbatch, not once a step", z)
@@ -503,7 +506,7 @@ def _deepspeed_structure(plan: Plan, m: Model, ds: Target, mds: Target) -> None:
                       "partitioned pipeline sends, 1/tensor of each activation, that the plan counts", p)
     if par.tp_comm_overlap and t > 1:
         raise _refuse("tp_comm_overlap", "false", mds, "it has no overlap of TP collectives with the GEMMs", True)
-    if m.attention == "flash3":
+    if m.attention in ("flash3", "triton"):
         raise _refuse("attention", "flash or standard", mds, "it offers FlashAttention 1 and 2", m.attention)
     if m.kernels == "eager":
         raise _refuse("kernels", "fused", mds, "its layers run Megatron's fused kernels (bias-GeLU, "

@@ -31,7 +31,9 @@ step) is memory-bound: ``t = bytes / (HBM · η_HBM)`` (Williams, Waterman & Pat
 writing the ``s²`` scores: ``4·s_q·s_k·d`` FLOPs per head forward (two GEMMs) and
 ``10·s_q·s_k·d`` backward (it recomputes ``QKᵀ``: five GEMMs), halved for a causal mask;
 timed at ``attention_efficiency`` of the peak (forward) and ``attention_backward_ratio``
-of that (backward).
+of that (backward). FlashAttention in Triton (flash-attn's ``flash_attn_triton.py``, which
+llm-foundry runs as ``attn_impl: triton``) does the same work at FlashAttention-2's rate
+over :data:`TRITON_FORWARD_SLOWDOWN` forward and :data:`TRITON_BACKWARD_SLOWDOWN` backward.
 
 With ``compute_efficiency`` set (:class:`~calc.hardware.Hardware`), every kernel is
 instead ``FLOPs / (peak · compute_efficiency)`` (the one-efficiency model).
@@ -43,11 +45,18 @@ import math
 
 from .hardware import Hardware
 
-__all__ = ["gemm_time", "memory_time", "flash_attention_time", "ATTENTION_L_HALF"]
+__all__ = ["gemm_time", "memory_time", "flash_attention_time", "ATTENTION_L_HALF", "TRITON_FORWARD_SLOWDOWN",
+           "TRITON_BACKWARD_SLOWDOWN"]
 
 #: Key length at which a FlashAttention kernel reaches half its long-sequence throughput (fitted to
 #: the causal, head-dim-128 curves of FlashAttention-2's Figure 4).
 ATTENTION_L_HALF = 256
+#: FlashAttention in Triton against FlashAttention-2 on the same GPU: "FlashAttention-2 is around 1.3-1.5× faster
+#: than FlashAttention in Triton in the forward pass and around 2× faster in the backward pass" (Dao 2023 §4.1,
+#: measured on the A100; the Triton kernel has no Hopper-specific path either). The middle of the forward's range,
+#: and the backward's figure.
+TRITON_FORWARD_SLOWDOWN = 1.4
+TRITON_BACKWARD_SLOWDOWN = 2.0
 #: Output tiles cuBLAS chooses among, with the share of the large-tile throughput each reaches
 #: (a smaller tile re-reads its inputs more often per FLOP). The relative figures are this
 #: project's reading of NVIDIA's Matrix Multiplication Background guide (tile-size comparison):
@@ -118,13 +127,15 @@ def memory_time(hw: Hardware, nbytes: float, kernels: int = 1) -> float:
 
 
 def flash_attention_time(hw: Hardware, heads: int, q_len: int, k_len: int, head_dim: int, causal: bool = True,
-                         backward: bool = False, steps: int = 1, version: int = 2) -> float:
+                         backward: bool = False, steps: int = 1, kernel: str = "flash") -> float:
     """Seconds for FlashAttention over ``heads`` (sequence × head) pairs: ``4·s_q·s_k·d`` FLOPs each forward.
 
     Backward does ``10·s_q·s_k·d`` (2.5× the forward's work, FlashAttention recomputes the
     scores) at ``attention_backward_ratio`` of the forward throughput. Causal: half the work.
-    ``version`` 2 is FlashAttention-2 (``attention_efficiency``), 3 FlashAttention-3 or cuDNN's
-    fused attention on Hopper and Blackwell (``flash3_efficiency``, ``flash3_backward_ratio``).
+    ``kernel`` ``"flash"`` is FlashAttention-2 (``attention_efficiency``), ``"flash3"`` FlashAttention-3 or
+    cuDNN's fused attention on Hopper and Blackwell (``flash3_efficiency``, ``flash3_backward_ratio``),
+    ``"triton"`` FlashAttention in Triton (FlashAttention-2's rate over :data:`TRITON_FORWARD_SLOWDOWN`, or
+    :data:`TRITON_BACKWARD_SLOWDOWN` backward).
     Throughput grows with the key length a kernel sweeps, ``L/(L + L_½)`` with
     :data:`ATTENTION_L_HALF` (FlashAttention-2's Figure 4: on the A100 forward throughput at
     512 keys is about two thirds of that at 16K). ``steps > 1`` (ring attention over context
@@ -133,9 +144,12 @@ def flash_attention_time(hw: Hardware, heads: int, q_len: int, k_len: int, head_
 
     >>> from calc.hardware import hardware
     >>> h100 = hardware(8, profile_name="h100-sxm5-80gb")
-    >>> f = flash_attention_time(h100, 32, 8192, 8192, 128, version=3)
+    >>> f = flash_attention_time(h100, 32, 8192, 8192, 128, kernel="flash3")
     >>> round(2 * 32 * 8192**2 * 128 / f / 1e12)  # causal forward TFLOP/s as FlashAttention counts
     717
+    >>> [round(flash_attention_time(h100, 32, 8192, 8192, 128, backward=b, kernel="triton")
+    ...        / flash_attention_time(h100, 32, 8192, 8192, 128, backward=b), 2) for b in (False, True)]
+    [1.4, 2.0]
     """
     if heads <= 0 or q_len <= 0 or k_len <= 0:
         return 0.0
@@ -143,10 +157,12 @@ def flash_attention_time(hw: Hardware, heads: int, q_len: int, k_len: int, head_
         return (8.0 if backward else 4.0) * q_len * k_len * head_dim * heads / (hw.flops_per_gpu * hw.compute_efficiency)
     work = (10.0 if backward else 4.0) * q_len * k_len * head_dim * heads * (0.5 if causal else 1.0)
     gpu = hw.gpu
-    if version == 3:
+    if kernel == "flash3":
         rate = hw.flops_per_gpu * gpu.flash3_efficiency * (gpu.flash3_backward_ratio if backward else 1.0)
     else:
         rate = hw.flops_per_gpu * gpu.attention_efficiency * (gpu.attention_backward_ratio if backward else 1.0)
+        if kernel == "triton":
+            rate /= TRITON_BACKWARD_SLOWDOWN if backward else TRITON_FORWARD_SLOWDOWN
     swept = k_len / steps
     # Short sequences leave the kernel's 128-row query blocks partly idle, as tile quantization does.
     q_tile = q_len / (math.ceil(q_len / 128) * 128)

@@ -33,10 +33,11 @@ from .check import count
 from .errors import CalcError
 
 #: Attention kernels: FlashAttention-2 ("flash"), FlashAttention-3 or cuDNN's fused attention on Hopper and
-#: Blackwell ("flash3"), neither keeping the s² scores; or the standard kernels that do (Korthikanti's accounting).
-ATTENTION = ("flash", "flash3", "standard")
+#: Blackwell ("flash3"), FlashAttention in Triton ("triton", llm-foundry's ``attn_impl: triton``), none keeping the s²
+#: scores; or the standard kernels that do (Korthikanti's accounting).
+ATTENTION = ("flash", "flash3", "triton", "standard")
 #: The attention kernels that keep no s² scores.
-FLASH = ("flash", "flash3")
+FLASH = ("flash", "flash3", "triton")
 #: How the element-wise work (norms, activations, rotary embeddings, residual adds) runs: "fused" kernels
 #: (Megatron-LM's and Transformer Engine's, or ``torch.compile``) read their inputs and write their outputs once;
 #: "eager" PyTorch runs each operation of the model's code as its own kernel (:mod:`calc.work`).
@@ -93,7 +94,9 @@ class Model:
     experts: int  #: experts per MoE layer (1: dense)
     top_k: int  #: experts per token
     moe_layer_freq: int  #: every k-th layer (0, k, 2k, ...) is an MoE layer
-    attention: str = "flash"  #: the attention kernel: flash (FlashAttention-2), flash3 (FlashAttention-3 class), standard
+    #: the attention kernel: flash (FlashAttention-2), flash3 (FlashAttention-3 class), triton (FlashAttention in
+    #: Triton), standard
+    attention: str = "flash"
     #: dropout after attention, MLP and the attention probabilities (GPT-3); False: Llama, or dropout probability 0,
     #: at which PyTorch's dropout returns its input and keeps no mask (:mod:`calc.memory`)
     dropout: bool = True

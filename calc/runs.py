@@ -336,27 +336,33 @@ for name, readme, yaml, mdl, split, rows in _NEMO:
 # -------------------------------------------------------------------- MosaicML MPT with FSDP
 _MPT = {"1b": (24, 2048, 16), "3b": (32, 2560, 20), "7b": (32, 4096, 32), "13b": (40, 5120, 40),
         "30b": (48, 7168, 56), "70b": (80, 8192, 64)}
-_MOSAIC = (  # model, profile, GPUs, seq, microbatch, accumulation, tokens/s per GPU, FULL_SHARD?, checkpointing
-    ("70b", "h100-sxm5-80gb", 512, 2048, 8, 1, 1007, True, True),
-    ("70b", "h100-sxm5-80gb", 128, 2048, 8, 1, 1058, True, True),
-    ("30b", "h100-sxm5-80gb", 512, 2048, 8, 1, 2115, True, True),
-    ("30b", "h100-sxm5-80gb", 128, 2048, 8, 1, 2199, True, True),
-    ("13b", "h100-sxm5-80gb", 512, 2048, 16, 1, 4952, True, True),
-    ("13b", "h100-sxm5-80gb", 128, 2048, 16, 1, 5080, True, True),
-    ("7b", "h100-sxm5-80gb", 512, 2048, 6, 1, 9670, True, False),
-    ("7b", "h100-sxm5-80gb", 128, 2048, 6, 1, 10475, True, False),
-    ("3b", "h100-sxm5-80gb", 512, 2048, 8, 1, 21664, False, False),
-    ("3b", "h100-sxm5-80gb", 128, 2048, 8, 1, 23422, False, False),
-    ("1b", "h100-sxm5-80gb", 512, 2048, 12, 1, 39837, False, False),
-    ("1b", "h100-sxm5-80gb", 128, 2048, 12, 1, 44123, False, False),
-    ("7b", "h100-sxm5-80gb", 8, 8192, 8, 2, 6935, True, True),
-    ("70b", "a100-sxm4-80gb", 64, 2048, 8, 4, 410, True, True),
-    ("13b", "a100-sxm4-80gb", 8, 8192, 5, 3, 1795, True, True),
-    ("70b", "a100-sxm4-40gb", 128, 2048, 4, 1, 376, True, True),
-    ("7b", "a100-sxm4-40gb", 128, 2048, 18, 1, 3623, True, True),
-    ("1b", "a100-sxm4-40gb", 128, 2048, 10, 1, 18647, True, False),
+#: Which attention kernel each row ran (``attn_impl``): the large-scale H100 rows (2024-01, commit 5e85bd6) as
+#: ``scripts/train/benchmarking/sweep.py`` passed it, ``flash`` (flash-attn 2, the ``gpu-flash2`` extra) for 1B, 3B,
+#: 7B and 70B and ``triton`` for 13B and 30B; the older rows (2023-05, commit 300cc5c; 2023-10, commit b2a43a1)
+#: with ``submit_benchmarks.py``'s default, ``triton``, which their ``sweep.sh`` does not override.
+_MPT_ATTENTION = {"flash": "FlashAttention-2 (llm-foundry attn_impl flash)",
+                  "triton": "FlashAttention in Triton (llm-foundry attn_impl triton, the scripts' default)"}
+_MOSAIC = (  # model, profile, GPUs, seq, microbatch, accumulation, tokens/s per GPU, FULL_SHARD?, checkpointing, attn
+    ("70b", "h100-sxm5-80gb", 512, 2048, 8, 1, 1007, True, True, "flash"),
+    ("70b", "h100-sxm5-80gb", 128, 2048, 8, 1, 1058, True, True, "flash"),
+    ("30b", "h100-sxm5-80gb", 512, 2048, 8, 1, 2115, True, True, "triton"),
+    ("30b", "h100-sxm5-80gb", 128, 2048, 8, 1, 2199, True, True, "triton"),
+    ("13b", "h100-sxm5-80gb", 512, 2048, 16, 1, 4952, True, True, "triton"),
+    ("13b", "h100-sxm5-80gb", 128, 2048, 16, 1, 5080, True, True, "triton"),
+    ("7b", "h100-sxm5-80gb", 512, 2048, 6, 1, 9670, True, False, "flash"),
+    ("7b", "h100-sxm5-80gb", 128, 2048, 6, 1, 10475, True, False, "flash"),
+    ("3b", "h100-sxm5-80gb", 512, 2048, 8, 1, 21664, False, False, "flash"),
+    ("3b", "h100-sxm5-80gb", 128, 2048, 8, 1, 23422, False, False, "flash"),
+    ("1b", "h100-sxm5-80gb", 512, 2048, 12, 1, 39837, False, False, "flash"),
+    ("1b", "h100-sxm5-80gb", 128, 2048, 12, 1, 44123, False, False, "flash"),
+    ("7b", "h100-sxm5-80gb", 8, 8192, 8, 2, 6935, True, True, "triton"),
+    ("70b", "a100-sxm4-80gb", 64, 2048, 8, 4, 410, True, True, "triton"),
+    ("13b", "a100-sxm4-80gb", 8, 8192, 5, 3, 1795, True, True, "triton"),
+    ("70b", "a100-sxm4-40gb", 128, 2048, 4, 1, 376, True, True, "triton"),
+    ("7b", "a100-sxm4-40gb", 128, 2048, 18, 1, 3623, True, True, "triton"),
+    ("1b", "a100-sxm4-40gb", 128, 2048, 10, 1, 18647, True, False, "triton"),
 )
-for size, prof, n, seq, b, acc, tps, full, ac in _MOSAIC:
+for size, prof, n, seq, b, acc, tps, full, ac, attn in _MOSAIC:
     l, h, a = _MPT[size]
     gb = b * acc * n
     step = gb * seq / (tps * n)
@@ -364,14 +370,15 @@ for size, prof, n, seq, b, acc, tps, full, ac in _MOSAIC:
         f"mosaic-mpt-{size}-{prof.split('-')[0]}-{n}-{seq // 1024}k", "mosaic-mpt",
         "mosaicml/llm-foundry scripts/train/benchmarking/README.md (commit 8c8dd48)", step,
         f"{tps} tokens/s per GPU", "MPT: GeLU MLP of 4h, no biases, tied, learned positions (the table's "
-        "parameter counts grow with the sequence); FlashAttention; nodes of 8 with 8 NICs of 400 Gb/s (H100) or "
-        "200 Gb/s (A100: 'RoCE 1600 Gbps'); no dropout masks: the benchmark's scripts/train/yamls/pretrain/mpt-*.yaml "
-        "set no resid_pdrop, emb_pdrop or attn_pdrop, whose defaults are 0.0 (llmfoundry/models/mpt/configuration_mpt.py); "
-        "the table's FSDP mixed_precision is DEFAULT, which in Composer meant fp32 weights gathered with a bf16 "
-        "reduction and later bf16 weights with an fp32 reduction; the Composer version is not published: taken as "
+        "parameter counts grow with the sequence); " + _MPT_ATTENTION[attn] + "; nodes of 8 with 8 NICs of "
+        "400 Gb/s (H100) or 200 Gb/s (A100: 'RoCE 1600 Gbps'); no dropout masks: the benchmark's "
+        "scripts/train/yamls/pretrain/mpt-*.yaml set no resid_pdrop, emb_pdrop or attn_pdrop, whose defaults are 0.0 "
+        "(llmfoundry/models/mpt/configuration_mpt.py); the table's FSDP mixed_precision is DEFAULT (the 2024 "
+        "sweep.py passes PURE), which in Composer meant fp32 weights gathered with a bf16 reduction and later bf16 "
+        "weights with an fp32 reduction; the Composer version is not published: taken as "
         "bf16 weights and gradients (bf16-adam)",
         model={"layers": l, "hidden": h, "heads": a, "vocab": 50368, "seq_len": seq, "tied_embeddings": True,
-               "learned_positions": True, "dropout": False},
+               "learned_positions": True, "dropout": False, "attention": attn},
         batch={"micro_batch": b, "global_batch": gb}, hardware={"profile": prof, "gpus": n},
         parallel={"data": n, "zero": 3 if full else 2, "recompute": "full" if ac else "none"},
         training={"precision": "bf16-adam"}))

@@ -120,9 +120,8 @@ def _attention_times(hw: Hardware, attention: str, heads: int, s_c: int, s: int,
     GEMMs plus softmax and dropout, all redone under selective recomputation.
     """
     if attention in FLASH:
-        version = 3 if attention == "flash3" else 2
-        a_fwd = flash_attention_time(hw, heads, s_c, s, d, causal=True, steps=c, version=version)
-        a_bwd = flash_attention_time(hw, heads, s_c, s, d, causal=True, backward=True, steps=c, version=version)
+        a_fwd = flash_attention_time(hw, heads, s_c, s, d, causal=True, steps=c, kernel=attention)
+        a_bwd = flash_attention_time(hw, heads, s_c, s, d, causal=True, backward=True, steps=c, kernel=attention)
         if c > 1:
             a_fwd += memory_time(hw, (c - 1) * 3 * q_elements * 4, c - 1)
             a_bwd += memory_time(hw, (c - 1) * 3 * q_elements * 4, c - 1)

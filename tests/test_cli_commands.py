@@ -158,7 +158,7 @@ def test_without_json_each_result_is_a_labelled_line(capsys):
         ("activations --seq-len 2048 --hidden 64 --heads 3 --layers 2 --recompute half",
          "python -m calc activations: error: recompute must be one of none, selective, full, got 'half'"),
         ("activations --seq-len 2048 --hidden 64 --heads 4 --layers 8 --attention flash2",
-         "python -m calc activations: error: attention must be one of flash, flash3, standard, got 'flash2'"),
+         "python -m calc activations: error: attention must be one of flash, flash3, triton, standard, got 'flash2'"),
         ("activations --seq-len 2048 --hidden 64 --heads 4 --layers 8 --no-dropout false",
          "python -m calc activations: error: no_dropout must be the flag --no-dropout alone (it takes no value), "
          "got 'false'"),

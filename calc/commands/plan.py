@@ -45,7 +45,8 @@ _SPEC_MODEL = (
     Param("top_k", "count", "Experts per token", default="1", maximum=_model.MAX_EXPERTS, section="model"),
     Param("moe_layer_freq", "count", "Every k-th layer is MoE (1: all)", default="1", maximum=_model.MAX_LAYERS,
           section="model"),
-    Param("attention", "choice", "Attention kernel (flash: FlashAttention; standard: s² scores in memory)",
+    Param("attention", "choice", "Attention kernel (flash: FlashAttention-2; flash3: FlashAttention-3; triton: "
+          "FlashAttention in Triton; standard: s² scores in memory)",
           default="flash", choices=_model.ATTENTION, section="model"),
     Param("kernels", "choice", "Element-wise kernels (fused: Megatron, Transformer Engine or torch.compile; "
           "eager: PyTorch, one kernel per operation)", default="fused", choices=_model.KERNELS, section="model"),
