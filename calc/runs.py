@@ -26,6 +26,8 @@ first, the public runs of the project's validation brief):
 - ``nemo-h100``: NVIDIA/dgxc-benchmarking v24.11.1 recipes (NeMo 24.09, H100, bf16);
 - ``nemo-h100-fp8``: the same recipes run in FP8 (``training.fp8``), from the same tables;
 - ``mosaic-mpt``: mosaicml/llm-foundry ``scripts/train/benchmarking/README.md`` (FSDP);
+- ``mosaic-mpt-sweep``: the same README's H100 bf16 table of 8 to 64 GPUs and 512 to 65,536 tokens
+  (its 2023 sweep, FlashAttention in Triton), every row but the one ``mosaic-mpt`` holds;
 - ``ibm-fsdp``: PyTorch blog, "Maximizing training throughput using PyTorch FSDP" (IBM and Meta, 2024),
   eager PyTorch; and the same code compiled (foundation-model-stack/fms-fsdp README, May 2024).
 
@@ -334,8 +336,8 @@ for name, readme, yaml, mdl, split, rows in _NEMO:
                 training={"precision": _NEMO_OPTIM[yaml], **({"fp8": True} if fp8 else {})}))
 
 # -------------------------------------------------------------------- MosaicML MPT with FSDP
-_MPT = {"1b": (24, 2048, 16), "3b": (32, 2560, 20), "7b": (32, 4096, 32), "13b": (40, 5120, 40),
-        "30b": (48, 7168, 56), "70b": (80, 8192, 64)}
+_MPT = {"760m": (24, 1536, 12), "1b": (24, 2048, 16), "3b": (32, 2560, 20), "7b": (32, 4096, 32),
+        "13b": (40, 5120, 40), "30b": (48, 7168, 56), "70b": (80, 8192, 64)}
 #: Which attention kernel each row ran (``attn_impl``): the large-scale H100 rows (2024-01, commit 5e85bd6) as
 #: ``scripts/train/benchmarking/sweep.py`` passed it, ``flash`` (flash-attn 2, the ``gpu-flash2`` extra) for 1B, 3B,
 #: 7B and 70B and ``triton`` for 13B and 30B; the older rows (2023-05, commit 300cc5c; 2023-10, commit b2a43a1)
@@ -381,6 +383,53 @@ for size, prof, n, seq, b, acc, tps, full, ac, attn in _MOSAIC:
                "learned_positions": True, "dropout": False, "attention": attn},
         batch={"micro_batch": b, "global_batch": gb}, hardware={"profile": prof, "gpus": n},
         parallel={"data": n, "zero": 3 if full else 2, "recompute": "full" if ac else "none"},
+        training={"precision": "bf16-adam"}))
+
+#: The README's "H100 80GB BF16" table (8 to 64 GPUs, 512 to 65,536 tokens): model, sequence, GPUs, microbatch,
+#: accumulation, tokens/s per GPU, activation checkpointing; every row FULL_SHARD. Its sweep (commit b2a43a1,
+#: ``sweep.sh``: llm-foundry v0.0.4, PyTorch 2.1) passes no ``--attn_impl``, so each ran ``submit_benchmarks.py``'s
+#: default, ``triton``. The 7B row at 8,192 tokens is ``mosaic-mpt-7b-h100-8-8k`` above.
+_MPT_SWEEP = (
+    ("70b", 2048, 64, 8, 4, 1039, True), ("70b", 2048, 32, 2, 16, 882, True),
+    ("30b", 8192, 8, 1, 21, 1384, True), ("30b", 4096, 8, 1, 21, 1802, True),
+    ("30b", 2048, 32, 14, 3, 2308, True), ("30b", 2048, 16, 10, 3, 2263, True),
+    ("30b", 2048, 8, 3, 21, 2002, True), ("30b", 1024, 8, 6, 21, 2084, True),
+    ("13b", 32768, 8, 1, 3, 1976, True), ("13b", 16384, 8, 3, 3, 2985, True),
+    ("13b", 4096, 8, 10, 3, 4717, True), ("13b", 2048, 64, 2, 1, 4800, False),
+    ("13b", 2048, 32, 2, 1, 4811, False), ("13b", 2048, 16, 2, 1, 4767, False),
+    ("13b", 2048, 8, 2, 1, 4792, False), ("13b", 1024, 8, 40, 3, 5502, True),
+    ("7b", 65536, 8, 1, 2, 1956, True), ("7b", 32768, 8, 2, 2, 3318, True),
+    ("7b", 4096, 8, 16, 2, 8611, True), ("7b", 2048, 8, 6, 1, 10643, False),
+    ("7b", 1024, 8, 64, 2, 10203, True), ("3b", 65536, 8, 1, 2, 3262, True),
+    ("3b", 32768, 8, 3, 6, 5873, True), ("3b", 16384, 8, 1, 6, 11152, False),
+    ("3b", 8192, 8, 3, 6, 16578, False), ("3b", 4096, 8, 5, 6, 20964, False),
+    ("3b", 2048, 64, 6, 3, 22525, False), ("3b", 2048, 32, 6, 3, 23021, False),
+    ("3b", 2048, 16, 10, 3, 24142, False), ("3b", 1024, 8, 20, 6, 27046, False),
+    ("3b", 512, 8, 40, 6, 27965, False), ("1b", 65536, 8, 1, 2, 5506, True),
+    ("1b", 32768, 8, 1, 4, 12025, False), ("1b", 16384, 8, 2, 4, 19649, False),
+    ("1b", 8192, 8, 3, 4, 29157, False), ("1b", 4096, 8, 7, 4, 38535, False),
+    ("1b", 2048, 64, 20, 1, 44402, False), ("1b", 2048, 32, 20, 1, 45130, False),
+    ("1b", 2048, 16, 20, 1, 46037, False), ("1b", 2048, 8, 14, 1, 45455, False),
+    ("1b", 1024, 8, 18, 4, 48910, False), ("1b", 512, 8, 56, 4, 52275, False),
+    ("760m", 32768, 8, 1, 2, 16291, False), ("760m", 16384, 8, 3, 2, 27815, False),
+    ("760m", 8192, 8, 6, 2, 41825, False), ("760m", 4096, 8, 12, 2, 55459, False),
+    ("760m", 2048, 32, 24, 1, 67971, False), ("760m", 2048, 16, 24, 1, 68551, False),
+    ("760m", 2048, 8, 24, 2, 63147, False), ("760m", 1024, 8, 48, 2, 78581, False),
+    ("760m", 512, 8, 96, 2, 83749, False),
+)
+for size, seq, n, b, acc, tps, ac in _MPT_SWEEP:
+    l, h, a = _MPT[size]
+    _RUNS.append(_run(
+        f"mosaic-mpt-sweep-{size}-{n}-{seq}", "mosaic-mpt-sweep",
+        "mosaicml/llm-foundry scripts/train/benchmarking/README.md (commit 8c8dd48), 'H100 80GB BF16'",
+        b * acc * n * seq / (tps * n), f"{tps} tokens/s per GPU",
+        "MPT as in mosaic-mpt (GeLU MLP of 4h, no biases, tied, learned positions, no dropout); " +
+        _MPT_ATTENTION["triton"] + "; FSDP FULL_SHARD, activation checkpointing " + ("on" if ac else "off") +
+        "; nodes of 8 H100s with 8 NICs of 400 Gb/s; bf16 weights and gradients (bf16-adam)",
+        model={"layers": l, "hidden": h, "heads": a, "vocab": 50368, "seq_len": seq, "tied_embeddings": True,
+               "learned_positions": True, "dropout": False, "attention": "triton"},
+        batch={"micro_batch": b, "global_batch": b * acc * n}, hardware={"profile": "h100-sxm5-80gb", "gpus": n},
+        parallel={"data": n, "zero": 3, "recompute": "full" if ac else "none"},
         training={"precision": "bf16-adam"}))
 
 # -------------------------------------------------------------------- IBM and Meta, PyTorch FSDP blog

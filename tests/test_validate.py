@@ -193,3 +193,13 @@ def test_llm_foundry_s_triton_attention_brings_its_long_sequence_row_close(plain
     flash = {**run.spec, "model": {**run.spec["model"], "attention": "flash"}}
     assert abs(result.error) < 0.07
     assert predict(flash).step_time_s < 0.9 * result.predicted_step_s
+
+
+def test_mpt_s_small_models_lose_more_the_more_gpus_as_the_accuracy_page_says(plain):
+    """The accuracy page: MosaicML's 1B, 3B and 7B on 512 H100s are predicted further from their measurement than on
+    128, and both further than the same model at the same sequence length on 8 to 64 GPUs (the sweep's rows)."""
+    err = {r.name: r.error for r in plain.runs}
+    for size in ("1b", "3b", "7b"):
+        small = [e for name, e in err.items() if name.startswith(f"mosaic-mpt-sweep-{size}-") and name.endswith("-2048")]
+        assert small
+        assert err[f"mosaic-mpt-{size}-h100-512-2k"] < err[f"mosaic-mpt-{size}-h100-128-2k"] < min(small) < 0
