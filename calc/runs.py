@@ -421,11 +421,9 @@ for size, seq, n, b, acc, tps, ac in _MPT_SWEEP:
     l, h, a = _MPT[size]
     _RUNS.append(_run(
         f"mosaic-mpt-sweep-{size}-{n}-{seq}", "mosaic-mpt-sweep",
-        "mosaicml/llm-foundry scripts/train/benchmarking/README.md (commit 8c8dd48), 'H100 80GB BF16'",
-        b * acc * n * seq / (tps * n), f"{tps} tokens/s per GPU",
-        "MPT as in mosaic-mpt (GeLU MLP of 4h, no biases, tied, learned positions, no dropout); " +
-        _MPT_ATTENTION["triton"] + "; FSDP FULL_SHARD, activation checkpointing " + ("on" if ac else "off") +
-        "; nodes of 8 H100s with 8 NICs of 400 Gb/s; bf16 weights and gradients (bf16-adam)",
+        "llm-foundry's benchmarking README (8c8dd48), H100 80GB BF16", b * acc * n * seq / (tps * n),
+        f"{tps} tokens/s per GPU", "as mosaic-mpt; attn_impl triton (the sweep's default); FULL_SHARD; "
+        "checkpointing " + ("on" if ac else "off"),
         model={"layers": l, "hidden": h, "heads": a, "vocab": 50368, "seq_len": seq, "tied_embeddings": True,
                "learned_positions": True, "dropout": False, "attention": "triton"},
         batch={"micro_batch": b, "global_batch": b * acc * n}, hardware={"profile": "h100-sxm5-80gb", "gpus": n},
