@@ -30,11 +30,12 @@ one channel per NIC, whose NVLink hops overlap the network ones, so a group with
 of each node is bound by the node's NICs alone: NCCL's developers measure 192 GB/s all-reduce
 bus bandwidth across DGX A100 nodes with eight 200 Gb/s NICs (NVIDIA/nccl#812, quoted in
 #1576), more than the added phases give. Timed that way (``max`` of the two phases instead of
-their sum), Narayanan et al.'s Figure 15 order at batch 32 comes out as measured, but every
-measured FSDP and ZeRO-3 run is predicted further below its measured step
-(``python -m calc validate`` on 2026-12-04: mean error 6.3 % → 6.9 %, DeepSpeed's ZeRO-3
-530B rows −15 to −17 % → −22 to −24 %), and ZeRO-3 further ahead of PTD-P at 175B on 384 GPUs, the opposite of
-Table 2. Whatever sharded runs lose that the model does not time is, for now, absorbed here;
+their sum), every measured FSDP and ZeRO-3 run is predicted further below its measured step
+(``python -m calc validate`` on 2026-12-04, 93 runs: mean error 6.3 % → 6.9 %, DeepSpeed's
+ZeRO-3 530B rows −15 to −17 % → −22 to −24 %), and ZeRO-3 further ahead of PTD-P at 175B on
+384 GPUs, the opposite of Table 2. (That trial also put Narayanan et al.'s Figure 15 at batch
+32 in its measured order; Megatron-LM's one-call gradient reduction, :func:`calc.plan.whole_buffer`,
+now does, with the sum.) Whatever sharded runs lose that the model does not time is, for now, absorbed here;
 the sum is kept until it is found.
 
 Sources: Thakur, Rabenseifner & Gropp 2005 (ring costs); NVIDIA nccl-tests

@@ -739,7 +739,8 @@ class Workload:
         whatever the microbatch, interleaving and sequence parallelism)."""
         n_rec = recomputed_layers(par, sh.layers, sh.stage == 0) if par.recompute == "full" else 0
         key = (par.zero, par.zero3_gather, n_rec, par.data, par.zero_group, par.tensor, par.pipeline, par.context,
-               par.expert, sh.layers, sh.dense_params, sh.expert_params, par.pipeline_engine, par.rank_order)
+               par.expert, sh.layers, sh.dense_params, sh.expert_params, par.pipeline_engine, par.rank_order,
+               whole_buffer(par))
         got = self._data_parallel.get(key)
         if got is None:
             got = self._data_parallel[key] = _data_parallel(self, par, lay, sh, n_rec)
@@ -976,15 +977,28 @@ def _overlapped(comm: float, window: float, slowdown: float) -> float:
 DP_BUCKET_PARAMS = 40_000_000
 
 
-def dp_calls(params: float, axes: tuple[tuple[int, int], ...], layers: int = 0) -> int:
-    """Calls that move a stage's weights or gradients over a DP group: one per layer (ZeRO-2/3,
-    ``layers > 0``), else one per bucket of ``max(40M, 10^6·g)`` parameters.
+def whole_buffer(par: Parallel) -> bool:
+    """Megatron-LM moves the whole gradient buffer in one call (and, with the distributed optimizer, gathers the
+    updated weights in one) when the reduction does not overlap the backward pass: buckets exist only to overlap.
+    Source: NVIDIA/Megatron-LM ``megatron/core/distributed/distributed_data_parallel.py`` ("Set bucket_size to
+    infinity if overlap_grad_reduce is False", since 2023); before Megatron-Core, ``megatron/model/distributed.py``
+    (2021: ``allreduce_gradients`` all-reduces each contiguous gradient buffer, one per data type, in one call).
+    DeepSpeed and PyTorch FSDP bucket by their own sizes (the default buckets here)."""
+    return par.pipeline_engine in ("megatron", "megatron-2021") and not par.overlap_grad_reduce and par.zero <= 1
 
-    >>> dp_calls(7e9, ((1, 8),)), dp_calls(7e9, ((1, 8),), layers=32)
-    (175, 32)
+
+def dp_calls(params: float, axes: tuple[tuple[int, int], ...], layers: int = 0, whole: bool = False) -> int:
+    """Calls that move a stage's weights or gradients over a DP group: one per layer (ZeRO-2/3,
+    ``layers > 0``); one for the whole buffer (``whole``: :func:`whole_buffer`); else one per bucket of
+    ``max(40M, 10^6·g)`` parameters.
+
+    >>> dp_calls(7e9, ((1, 8),)), dp_calls(7e9, ((1, 8),), layers=32), dp_calls(7e9, ((1, 8),), whole=True)
+    (175, 32, 1)
     """
     if layers:
         return layers
+    if whole:
+        return 1
     g = 1
     for _, n in axes:
         g *= n
@@ -1263,7 +1277,7 @@ def _over_dp(w: Workload, par: Parallel, lay, n_s: int) -> Callable[..., float]:
                 continue
             axes = _dp_axes(lay, par, expert, "shard" if part == "replicate" else part)
             calls = dp_calls(n / (element_bytes or max(1, w.prec.param_bytes)) if not per_layer else 0, axes,
-                             per_layer_calls if per_layer else 0)
+                             per_layer_calls if per_layer else 0, whole=whole_buffer(par))
             if part == "replicate":
                 n, axes = n / w.link(axes).size, _dp_axes(lay, par, expert, part)
             one = w.collective(op, axes, n / calls)
@@ -1783,11 +1797,11 @@ def _data_parallel_rows(w: Workload, par: Parallel, est: Estimate, lay: Layout, 
             params = tail.expert_params if expert else tail.dense_params
             op = _gradient_reduction(w, par)
             all_axes = _dp_axes(lay, par, expert, "all") if op == "all-reduce" else axes
-            buckets = dp_calls(params, all_axes)
+            buckets = dp_calls(params, all_axes, whole=whole_buffer(par))
             if z <= 1:
                 dp_rows.append(("reduce", _row("data", op, label + "gradients", w.link(all_axes),
                                                gb * params / buckets, buckets, tail.stage)))
-            gathers = dp_calls(params, axes)
+            gathers = dp_calls(params, axes, whole=whole_buffer(par))
             dp_rows.append(("gather", _row("data", "all-gather", label + "updated weights", link,
                                            w.gather_bytes * params / gathers, gathers, tail.stage))
                            if z else ("gather", None))

@@ -942,3 +942,21 @@ def test_fp8_is_a_training_field_of_plan_search_and_device_memory():
     dm = {k: x for k, x in inputs.items() if k in {p.name for p in COMMANDS["device-memory"].params}}
     fp8, bf16 = (evaluate("device-memory", {**dm, "fp8": f})["total_bytes"] for f in ("true", "false"))
     assert fp8 < bf16
+
+
+def test_megatron_reduces_its_whole_gradient_buffer_in_one_call_unless_it_overlaps():
+    """Megatron-LM buckets its gradients only to overlap them with the backward pass: with the overlap off the
+    reduction is one call of the whole buffer (its per-call startup paid once); DeepSpeed keeps its buckets."""
+    from calc.plan import plan
+
+    hw = hardware(64, profile_name="a100-sxm4-80gb")
+
+    def reduction(**kw):
+        pl = plan(LLAMA, 1, 512, hw, parallel(64, **kw), "bf16-adam")
+        (row,) = [c for c in pl.communications if c.strategy == "data" and c.what == "gradients"]
+        return row
+
+    overlapped, whole = reduction(), reduction(overlap_grad_reduce=False)
+    assert overlapped.calls_per_step > 1 and whole.calls_per_step == 1
+    assert whole.bytes_per_call == pytest.approx(overlapped.bytes_per_call * overlapped.calls_per_step)
+    assert reduction(overlap_grad_reduce=False, pipeline_engine="deepspeed").calls_per_step > 1
