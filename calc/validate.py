@@ -33,9 +33,9 @@ from . import plan as _plan
 from .runs import BOUNDS, GROUPS, REFERENCE_GROUPS, RUNS, SWEEPS, Run, Sweep
 from .spec import flatten
 
-__all__ = ["RunResult", "GroupSummary", "KindSummary", "Validation", "run_kind", "SIZE_BANDS", "LAYOUTS", "validate", "predict", "predict_run", "rank_published",
-           "check_sweep",
-           "FITTED", "GRID", "GRIDS", "RANKED_GROUPS"]
+__all__ = ["RunResult", "GroupSummary", "KindSummary", "Validation", "validate", "predict", "predict_run",
+           "rank_published", "check_sweep", "run_kind", "FITTED", "GRID", "GRIDS", "RANKED_GROUPS", "SIZE_BANDS",
+           "LAYOUTS"]
 
 #: The constants cross-validation fits, each a (profile family, field): the family's profiles share it.
 FITTED = (("a100", "gemm_efficiency"), ("h100", "gemm_efficiency"), ("h100", "fp8_gemm_efficiency"))
@@ -186,13 +186,27 @@ def run_kind(spec) -> str:
     >>> run_kind(next(r for r in RUNS if r.name == "mosaic-mpt-1b-h100-512-2k").spec)  # ZeRO-2: weights whole
     'weights replicated (data and tensor parallelism, ZeRO 0-2) on H100, under 10B parameters'
     """
-    layout, moe, family, band = _kind_parts(spec)
+    return _kind_label(_kind_parts(spec))
+
+
+def _kind_label(parts: tuple[int, bool, str, int]) -> str:
+    layout, moe, family, band = parts
     return f"{LAYOUTS[layout]}{', mixture-of-experts' if moe else ''} on {family}, {SIZE_BANDS[band][1]}"
+
+
+#: Each run's :func:`_kind_parts` by name: a run's kind does not change while the fits re-predict it.
+_RUN_KINDS: dict[str, tuple[int, bool, str, int]] = {}
+
+
+def _run_kind_parts(run: Run) -> tuple[int, bool, str, int]:
+    if run.name not in _RUN_KINDS:
+        _RUN_KINDS[run.name] = _kind_parts(run.spec)
+    return _RUN_KINDS[run.name]
 
 
 def _kinds(results: list[RunResult], runs: tuple[Run, ...]) -> tuple[KindSummary, ...]:
     """One summary per kind of run present, ordered by layout, experts, GPU family and size band."""
-    parts = {r.name: _kind_parts(r.spec) for r in runs}
+    parts = {r.name: _run_kind_parts(r) for r in runs}
     out = []
     for kind in sorted({r.kind for r in results}, key=lambda k: min(parts[r.name] for r in results if r.kind == k)):
         rs = [r for r in results if r.kind == kind]
@@ -208,7 +222,8 @@ def _result(run: Run, gpus: dict | None = None) -> RunResult:
     mem = pl.memory_per_device
     return RunResult(run.name, run.group, run.gpus, run.step_time_s, pl.step_time_s,
                      pl.step_time_s / run.step_time_s - 1, mem.fits, mem.total_gib, mem.capacity_gib, pl.mfu,
-                     pl.micro_batch, run.open_micro_batch, run.source, run.measured, run.assumed, run_kind(run.spec))
+                     pl.micro_batch, run.open_micro_batch, run.source, run.measured, run.assumed,
+                     _kind_label(_run_kind_parts(run)))
 
 
 def _summary(group: str, results: list[RunResult]) -> GroupSummary:
