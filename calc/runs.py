@@ -263,7 +263,8 @@ _RUNS += [
          "NVIDIA/Megatron-LM README, Performance Benchmarking (images/model_table.png, Megatron-Core r0.8.0)",
          _mcore_step(l, h, a, gb, n, x), f"{x} TFLOP/s per GPU (model FLOPs)",
          "Transformer Engine's fused attention (FlashAttention-3 class); GeLU MLP of 4h, multi-head attention, rotary positions, untied (the README gives only h, heads, layers, "
-         "V = 131,072, s = 4,096); the microbatch size is not published: the fastest that fits; no interleaving; "
+         "V = 131,072, s = 4,096); the microbatch size is not published: the fastest that fits; no interleaving "
+         "(with p > 1 the README's pipeline overlap implies Megatron's interleaved schedule, of unpublished depth); "
          "distributed optimizer (ZeRO-1) with gradients reduced in fp32 (Megatron-LM's default for bf16); sequence "
          "parallelism with TP; no recomputation", open_micro_batch=True,
          model={"layers": l, "hidden": h, "heads": a, "vocab": 131072, "seq_len": 4096, "attention": "flash3"},
