@@ -122,7 +122,12 @@ class Bytes:
         context.on("requestfinished", self._finished)
 
     def _finished(self, request):
-        sizes = request.sizes()
+        from playwright.sync_api import Error
+
+        try:
+            sizes = request.sizes()
+        except Error:  # the context closed first: the figure was read before it closed, so this request is not in it
+            return
         body = sizes["responseBodySize"]
         if body == 0 and (response := request.response()) is not None:
             body = int(response.headers.get("content-length") or 0)
