@@ -14,6 +14,8 @@ module is imported afresh for every build (``hooks/entry.py``), so the cache liv
 
 from __future__ import annotations
 
+from html import escape
+
 from calc.api import evaluate, format_result
 from calc.diagram import accuracy_chart
 from calc.units import format_flops, format_time
@@ -50,10 +52,10 @@ def _summary(v: dict) -> Table:
                  ("l", "r", "r", "r", "l", "l"))
 
 
-def _runs(v: dict) -> Table:
+def _runs(v: dict, group: str) -> Table:
     sources = {s["name"]: s for s in v["sources"]}
     rows = []
-    for r in v["runs"]:
+    for r in (r for r in v["runs"] if r["group"] == group):
         s = sources[r["name"]]
         rows.append((r["name"], str(r["gpus"]), format_time(r["measured_step_s"]),
                      format_time(r["predicted_step_s"]), _pct(r["error"]), "yes" if r["fits"] else "no",
@@ -61,6 +63,21 @@ def _runs(v: dict) -> Table:
                      + (f" (taken: {r['micro_batch']})" if r["micro_batch_chosen"] else "")))
     return Table(("Run", "GPUs", "Measured step", "Predicted step", "Error", "Fits", "Source, and what was assumed"),
                  tuple(rows), ("l", "r", "r", "r", "r", "l", "l"))
+
+
+def _folded_runs(v: dict) -> str:
+    """One closed ``<details>`` per group of runs, in the runs' order, its summary the group's count and error:
+    the browser neither styles nor lays out a closed one's table until the reader opens it (issue 15)."""
+    summaries = {g["group"]: g for g in v["summary"]}
+    parts = []
+    for group in dict.fromkeys(r["group"] for r in v["runs"]):
+        g = summaries[group]
+        count = f"{g['runs']} run" + ("s" if g["runs"] != 1 else "")
+        summary = (f"{escape(group)}: {count}, mean |error| {_pct(g['mean_abs_error'])}, "
+                   f"largest {_pct(g['max_abs_error'])} ({escape(g['worst'])})")
+        parts.append(f'<details class="runs" markdown="1">\n<summary>{summary}</summary>\n'
+                     f"{_runs(v, group).as_markdown()}</details>")
+    return "\n\n" + "\n\n".join(parts) + "\n\n"
 
 
 def _constants(v: dict) -> Table:
@@ -110,11 +127,12 @@ def render_validation(marker: Marker) -> str:
         groups = list(dict.fromkeys(r["group"] for r in v["runs"]))
         figure = templates.render("figure.html", svg=svg(accuracy_chart(v["runs"], groups), "accuracy-chart"))
         return f"\n\n{figure}\n\n"
-    tables = {"summary": _summary, "runs": _runs, "constants": _constants, "bounds": _bounds, "rankings": _rankings,
-              "sweeps": _sweeps, "kinds": _kinds}
+    tables = {"summary": _summary, "runs": _folded_runs, "constants": _constants, "bounds": _bounds,
+              "rankings": _rankings, "sweeps": _sweeps, "kinds": _kinds}
     if show not in tables:
         raise MarkerError(f"show must be one of chart, {', '.join(tables)}, got {show!r}")
-    return tables[show](v).as_markdown()
+    out = tables[show](v)
+    return out if isinstance(out, str) else out.as_markdown()
 
 
 RENDERERS = {"validation": render_validation}

@@ -19,7 +19,6 @@ def test_chart_is_inline_svg_with_a_point_per_run():
 
 
 @pytest.mark.parametrize("show,header", [("summary", "| Runs | Count | Mean |error|"),
-                                         ("runs", "| Run | GPUs | Measured step"),
                                          ("constants", "| Profiles | Constant"),
                                          ("bounds", "| Run | Predicted model FLOP/s per GPU"),
                                          ("rankings", "| Run | Published split"),
@@ -36,16 +35,42 @@ def test_unknown_show_fails_the_build():
         render("<!-- calc:validation show=pie -->")
 
 
-def test_the_table_of_every_run_is_folded_on_the_built_page(built_site):
-    """The longest table (every run's source and assumptions, about half the page's elements) sits in a
-    closed <details>, which the browser neither styles nor lays out until the reader opens it."""
-    from calc.runs import RUNS
+def test_runs_are_one_folded_table_per_group_in_the_runs_order():
+    """show=runs: a closed <details> per group, in the order the runs are listed, each summary giving the group's
+    count and errors as the summary table has them, each table holding that group's runs and no other."""
+    from calc.runs import GROUPS, RUNS
 
-    html = (built_site / "tools" / "accuracy" / "index.html").read_text(encoding="utf-8")
-    start = html.index('<details class="runs">')
-    folded = html[start:html.index("</details>", start)]
-    assert all(f"<td>{r.name}</td>" in folded for r in RUNS)
-    assert html[:start].count("<td>") < folded.count("<td>")
+    html = render("<!-- calc:validation show=runs -->")
+    folds = html.split('<details class="runs" markdown="1">')[1:]
+    assert len(folds) == len(GROUPS)
+    summary = render("<!-- calc:validation show=summary -->")
+    for group, fold in zip(GROUPS, folds):
+        head = fold[fold.index("<summary>") + 9:fold.index("</summary>")]
+        runs = [r for r in RUNS if r.group == group]
+        assert head.startswith(f"{group}: {len(runs)} run")
+        row = next(line for line in summary.splitlines() if line.startswith(f"| {group} |"))
+        mean, largest, worst = [c.strip() for c in row.split(" | ")[2:5]]
+        assert f"mean \\|error\\| {mean}".replace("\\", "") in head and f"largest {largest} ({worst})" in head
+        body = fold[:fold.index("</details>")]
+        assert body.count("\n| ") - 2 == len(runs)  # header and rule, then one row per run
+        assert all(f"| {r.name} |" in body for r in runs)
+
+
+def test_every_run_is_on_its_own_page_folded_not_on_the_accuracy_page(built_site):
+    """The longest table (every run's source and assumptions) is on /tools/runs/, each group in a closed <details>,
+    which the browser neither styles nor lays out until the reader opens it; the accuracy page links there and
+    carries none of its rows (issue 15: its weight before any interaction)."""
+    from calc.runs import GROUPS, RUNS
+
+    html = (built_site / "tools" / "runs" / "index.html").read_text(encoding="utf-8")
+    assert html.count('<details class="runs">') == len(GROUPS) and "<details open" not in html
+    first = html.index('<details class="runs">')
+    folded = html[first:html.rindex("</details>")]
+    assert all(folded.count(f"<td>{r.name}</td>") == 1 for r in RUNS)
+    assert html[:first].count("<td>") == 0
+    accuracy = (built_site / "tools" / "accuracy" / "index.html").read_text(encoding="utf-8")
+    assert 'href="../runs/"' in accuracy
+    assert "Source, and what was assumed" in html and "Source, and what was assumed" not in accuracy
 
 
 def test_kinds_give_each_kind_its_signed_range():
