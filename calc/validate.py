@@ -34,8 +34,8 @@ from .runs import BOUNDS, GROUPS, REFERENCE_GROUPS, RUNS, SWEEPS, Run, Sweep
 from .spec import flatten
 
 __all__ = ["RunResult", "GroupSummary", "KindSummary", "Validation", "validate", "predict", "predict_run",
-           "rank_published", "check_sweep", "run_kind", "FITTED", "GRID", "GRIDS", "RANKED_GROUPS", "SIZE_BANDS",
-           "LAYOUTS"]
+           "rank_published", "check_sweep", "run_kind", "run_recomputation", "FITTED", "GRID", "GRIDS",
+           "RANKED_GROUPS", "SIZE_BANDS", "LAYOUTS", "RECOMPUTATIONS"]
 
 #: The constants cross-validation fits, each a (profile family, field): the family's profiles share it.
 FITTED = (("a100", "gemm_efficiency"), ("h100", "gemm_efficiency"), ("h100", "fp8_gemm_efficiency"))
@@ -50,6 +50,10 @@ SIZE_BANDS = ((10e9, "under 10B parameters"), (100e9, "10B to 100B parameters"),
 #: How a run holds its weights, in the order the kinds are listed.
 LAYOUTS = ("weights sharded (ZeRO-3, FSDP)", "pipelined (pipeline with tensor and data parallelism)",
            "weights replicated (data and tensor parallelism, ZeRO 0-2)")
+#: What a run recomputes in its backward pass (``parallel.recompute``, and ``recompute_layers`` when it is fewer
+#: than the layers), in the order the recomputation table lists them.
+RECOMPUTATIONS = ("none: every layer's activations kept", "selective: the attention core recomputed",
+                  "full on some layers, the others kept", "full: every layer's forward recomputed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +98,7 @@ class KindSummary:
     kind: str
     runs: int
     mean_abs_error: float
+    mean_error: float  #: signed: below 0, the model is on average faster than these runs were
     lowest_error: float
     highest_error: float
     worst: str  #: the run with the largest |error|
@@ -114,6 +119,7 @@ class Validation:
     rankings: tuple[dict, ...]  #: where search ranks the (t, p) each run of RANKED_GROUPS chose
     sweeps: tuple[dict, ...]  #: per measured sweep: the predicted throughput of each point, and whether the order holds
     kinds: tuple[KindSummary, ...]  #: the runs' errors by :func:`run_kind`, in :data:`LAYOUTS` order
+    recomputations: tuple[KindSummary, ...]  #: the runs' errors by :func:`run_recomputation`
 
     def as_dict(self) -> dict:
         from dataclasses import asdict
@@ -204,17 +210,46 @@ def _run_kind_parts(run: Run) -> tuple[int, bool, str, int]:
     return _RUN_KINDS[run.name]
 
 
+def run_recomputation(spec) -> str:
+    """What a SPEC recomputes in the backward pass, as one of :data:`RECOMPUTATIONS`.
+
+    >>> run_recomputation(next(r for r in RUNS if r.name == "mosaic-mpt-7b-h100-512-2k").spec)
+    "none: every layer's activations kept"
+    >>> run_recomputation(next(r for r in RUNS if r.name == "ibm-fsdp-llama2-13b-a100").spec)  # every other block
+    'full on some layers, the others kept'
+    """
+    v = _values(spec)
+    mode = v["recompute"]
+    if mode == "full" and v["recompute_layers"] is not None and v["recompute_layers"] < v["layers"]:
+        return RECOMPUTATIONS[2]
+    return RECOMPUTATIONS[{"none": 0, "selective": 1, "full": 3}[mode]]
+
+
+def _breakdown(results: list[RunResult], label: dict[str, str], order: dict[str, object]) -> tuple[KindSummary, ...]:
+    """One summary per label present among ``results`` (``label``: run name → label), sorted by ``order``."""
+    out = []
+    for kind in sorted(set(label[r.name] for r in results), key=lambda k: order[k]):
+        rs = [r for r in results if label[r.name] == kind]
+        errors = [r.error for r in rs]
+        worst = max(rs, key=lambda r: abs(r.error))
+        out.append(KindSummary(kind, len(rs), fsum(abs(e) for e in errors) / len(rs), fsum(errors) / len(rs),
+                               min(errors), max(errors), worst.name))
+    return tuple(out)
+
+
 def _kinds(results: list[RunResult], runs: tuple[Run, ...]) -> tuple[KindSummary, ...]:
     """One summary per kind of run present, ordered by layout, experts, GPU family and size band."""
     parts = {r.name: _run_kind_parts(r) for r in runs}
-    out = []
-    for kind in sorted({r.kind for r in results}, key=lambda k: min(parts[r.name] for r in results if r.kind == k)):
-        rs = [r for r in results if r.kind == kind]
-        errors = [r.error for r in rs]
-        worst = max(rs, key=lambda r: abs(r.error))
-        out.append(KindSummary(kind, len(rs), fsum(abs(e) for e in errors) / len(rs), min(errors), max(errors),
-                               worst.name))
-    return tuple(out)
+    order: dict[str, object] = {}
+    for r in results:
+        order[r.kind] = min(order.get(r.kind, parts[r.name]), parts[r.name])
+    return _breakdown(results, {r.name: r.kind for r in results}, order)
+
+
+def _recomputations(results: list[RunResult], runs: tuple[Run, ...]) -> tuple[KindSummary, ...]:
+    """One summary per :data:`RECOMPUTATIONS` entry present, in that order."""
+    label = {r.name: run_recomputation(r.spec) for r in runs}
+    return _breakdown(results, label, {k: i for i, k in enumerate(RECOMPUTATIONS)})
 
 
 def _result(run: Run, gpus: dict | None = None) -> RunResult:
@@ -353,4 +388,4 @@ def validate(cross_validate: bool = True, rank: bool = True) -> Validation:
     rankings = tuple(rank_published(r) for r in RUNS if r.group in RANKED_GROUPS) if rank else ()
     sweeps = tuple(check_sweep(s) for s in SWEEPS) if rank else ()
     return Validation(tuple(results), tuple(by_group), reference, overall, cv, cv_ref, tuple(constants),
-                      tuple(bounds), rankings, sweeps, _kinds(results, RUNS))
+                      tuple(bounds), rankings, sweeps, _kinds(results, RUNS), _recomputations(results, RUNS))

@@ -1,12 +1,13 @@
 """The planner's accuracy page: what ``python -m calc validate`` prints, drawn and tabulated at build time.
 
-``<!-- calc:validation show=chart|summary|runs|constants|bounds|rankings|sweeps|kinds -->``
+``<!-- calc:validation show=chart|summary|runs|constants|bounds|rankings|sweeps|kinds|recomputations -->``
     ``chart``: predicted against measured step time (:func:`calc.diagram.accuracy_chart`) as inline
     SVG; ``summary``: the error per group of runs, overall and cross-validated; ``runs``: every run
     with its source and what was assumed; ``constants``: the fitted constants beside the profiles';
     ``bounds``: published ceilings; ``rankings``: where the search ranks each Megatron-LM run's (t, p);
     ``sweeps``: configurations measured side by side, the predicted order against the published one;
-    ``kinds``: the error by kind of plan (:func:`calc.validate.run_kind`), signed, for the planner's page.
+    ``kinds``: the error by kind of plan (:func:`calc.validate.run_kind`), signed, for the planner's page;
+    ``recomputations``: the same by what the runs recompute (:func:`calc.validate.run_recomputation`).
 
 Every figure comes from :func:`calc.api.evaluate` (``validate``), computed once per build: this
 module is imported afresh for every build (``hooks/entry.py``), so the cache lives one build.
@@ -112,15 +113,23 @@ def _sweeps(v: dict) -> Table:
                   "Same order", "Source"), tuple(rows), ("l", "l", "l", "l", "l", "l"))
 
 
+def _breakdown(first: str, summaries: list[dict]) -> Table:
+    rows = tuple((k["kind"], str(k["runs"]), _signed(k["mean_error"]), _pct(k["mean_abs_error"]),
+                  f"{_signed(k['lowest_error'])} to {_signed(k['highest_error'])}", k["worst"]) for k in summaries)
+    return Table((first, "Measured runs", "Mean error", "Mean |error|", "Error, lowest to highest", "Largest on"),
+                 rows, ("l", "r", "r", "r", "r", "l"))
+
+
 def _kinds(v: dict) -> Table:
-    rows = tuple((k["kind"], str(k["runs"]), _pct(k["mean_abs_error"]),
-                  f"{_signed(k['lowest_error'])} to {_signed(k['highest_error'])}", k["worst"]) for k in v["kinds"])
-    return Table(("Kind of plan", "Measured runs", "Mean |error|", "Error, lowest to highest", "Largest on"), rows,
-                 ("l", "r", "r", "r", "l"))
+    return _breakdown("Kind of plan", v["kinds"])
+
+
+def _recomputations(v: dict) -> Table:
+    return _breakdown("Recomputation", v["recomputations"])
 
 
 def render_validation(marker: Marker) -> str:
-    arguments.no_command(marker, "show=chart|summary|runs|constants|bounds|rankings|sweeps|kinds")
+    arguments.no_command(marker, "show=chart|summary|runs|constants|bounds|rankings|sweeps|kinds|recomputations")
     show = marker.take("show")
     v = _validation()
     if show == "chart":
@@ -128,7 +137,7 @@ def render_validation(marker: Marker) -> str:
         figure = templates.render("figure.html", svg=svg(accuracy_chart(v["runs"], groups), "accuracy-chart"))
         return f"\n\n{figure}\n\n"
     tables = {"summary": _summary, "runs": _folded_runs, "constants": _constants, "bounds": _bounds,
-              "rankings": _rankings, "sweeps": _sweeps, "kinds": _kinds}
+              "rankings": _rankings, "sweeps": _sweeps, "kinds": _kinds, "recomputations": _recomputations}
     if show not in tables:
         raise MarkerError(f"show must be one of chart, {', '.join(tables)}, got {show!r}")
     out = tables[show](v)

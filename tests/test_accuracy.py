@@ -23,7 +23,8 @@ def test_chart_is_inline_svg_with_a_point_per_run():
                                          ("bounds", "| Run | Predicted model FLOP/s per GPU"),
                                          ("rankings", "| Run | Published split"),
                                          ("sweeps", "| Sweep | Published finding"),
-                                         ("kinds", "| Kind of plan | Measured runs")])
+                                         ("kinds", "| Kind of plan | Measured runs | Mean error"),
+                                         ("recomputations", "| Recomputation | Measured runs | Mean error")])
 def test_each_validation_table_starts_with_its_escaped_header(show, header):
     """Each table starts with its header (pipes inside cells escaped)."""
     assert render(f"<!-- calc:validation show={show} -->").strip().startswith(header.replace("|error|", "\\|error\\|"))
@@ -31,7 +32,7 @@ def test_each_validation_table_starts_with_its_escaped_header(show, header):
 
 def test_unknown_show_fails_the_build():
     """An unknown view is a MarkerError naming the choices."""
-    with pytest.raises(MarkerError, match="show must be one of chart, summary, runs, constants, bounds, rankings, sweeps, kinds"):
+    with pytest.raises(MarkerError, match="show must be one of chart, summary, runs, constants, bounds, rankings, sweeps, kinds, recomputations"):
         render("<!-- calc:validation show=pie -->")
 
 
@@ -73,18 +74,22 @@ def test_every_run_is_on_its_own_page_folded_not_on_the_accuracy_page(built_site
     assert "Source, and what was assumed" in html and "Source, and what was assumed" not in accuracy
 
 
-def test_kinds_give_each_kind_its_signed_range():
-    """show=kinds: a row per kind of plan, its range written lowest to highest with a sign on a positive end."""
+@pytest.mark.parametrize("show,field", [("kinds", "kinds"), ("recomputations", "recomputations")])
+def test_breakdowns_give_each_row_its_signed_mean_and_range(show, field):
+    """show=kinds and show=recomputations: a row per kind, its mean error signed (a sign on a positive one), its
+    range written lowest to highest with a sign on a positive end."""
     from calc.validate import validate
 
-    table = render("<!-- calc:validation show=kinds -->")
-    kinds = validate(cross_validate=False, rank=False).kinds
+    table = render(f"<!-- calc:validation show={show} -->")
+    kinds = getattr(validate(cross_validate=False, rank=False), field)
     rows = [line for line in table.strip().splitlines()[2:]]
-    assert len(rows) == len(kinds)
+    assert len(rows) == len(kinds) > 1
     for row, k in zip(rows, kinds):
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert cells[0] == k.kind and cells[1] == str(k.runs)
-        low, high = cells[3].split(" to ")
+        assert float(cells[2].rstrip(" %")) == pytest.approx(100 * k.mean_error, abs=0.06)
+        assert cells[2].startswith("+") == (k.mean_error > 0)
+        low, high = cells[4].split(" to ")
         assert float(low.rstrip(" %").replace("+", "")) == pytest.approx(100 * k.lowest_error, abs=0.06)
         assert high.startswith("+") == (k.highest_error > 0)
 

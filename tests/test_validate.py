@@ -2,6 +2,8 @@
 
 import json
 
+from pathlib import Path
+
 import pytest
 
 from calc.api import evaluate
@@ -167,6 +169,52 @@ def test_kinds_partition_the_runs_by_what_a_reader_plans(plain):
     assert layouts == sorted(layouts)
     by_name = {r.name: r for r in RUNS}
     assert all(r.kind == run_kind(by_name[r.name].spec) for r in plain.runs)
+
+
+def test_kinds_and_recomputations_carry_their_signed_mean(plain):
+    """Each breakdown's mean error is the signed mean of its runs; the recomputations partition the runs, in the
+    order of RECOMPUTATIONS, each run under its SPEC's recomputation."""
+    from calc.validate import RECOMPUTATIONS, run_recomputation
+
+    by_name = {r.name: r for r in RUNS}
+    for k in plain.kinds:
+        errors = [r.error for r in plain.runs if r.kind == k.kind]
+        assert k.mean_error == pytest.approx(sum(errors) / len(errors))
+    assert sum(k.runs for k in plain.recomputations) == len(plain.runs)
+    assert [RECOMPUTATIONS.index(k.kind) for k in plain.recomputations] == sorted(
+        RECOMPUTATIONS.index(k.kind) for k in plain.recomputations)
+    for k in plain.recomputations:
+        errors = [r.error for r in plain.runs if run_recomputation(by_name[r.name].spec) == k.kind]
+        assert (k.runs, k.lowest_error, k.highest_error) == (len(errors), min(errors), max(errors))
+        assert k.mean_error == pytest.approx(sum(errors) / len(errors))
+        assert k.mean_abs_error == pytest.approx(sum(map(abs, errors)) / len(errors))
+
+
+def test_a_recomputation_is_read_from_the_spec():
+    """none, selective and full as parallel.recompute says; full on fewer layers than the model's is partial."""
+    from calc.validate import RECOMPUTATIONS, run_recomputation
+
+    spec = {"model": {"layers": 4, "hidden": 256, "heads": 4, "vocab": 1000, "seq_len": 128},
+            "batch": {"micro_batch": 1, "global_batch": 8}, "hardware": {"profile": "h100-sxm5-80gb", "gpus": 8},
+            "parallel": {"data": 8}}
+    assert run_recomputation(spec) == RECOMPUTATIONS[0]  # the default: none
+    for mode, i in (("selective", 1), ("full", 3)):
+        assert run_recomputation({**spec, "parallel": {"data": 8, "recompute": mode}}) == RECOMPUTATIONS[i]
+    assert run_recomputation({**spec, "parallel": {"data": 8, "recompute": "full", "recompute_layers": 2}}) \
+        == RECOMPUTATIONS[2]
+    assert run_recomputation({**spec, "parallel": {"data": 8, "recompute": "full", "recompute_layers": 4}}) \
+        == RECOMPUTATIONS[3]
+
+
+def test_the_accuracy_page_says_runs_keeping_every_activation_are_predicted_faster(plain):
+    """The accuracy page says the model leans faster for runs that recompute nothing than for those that recompute
+    every layer; if a change to the model turns that round, this fails and the sentence must be revisited."""
+    from calc.validate import RECOMPUTATIONS
+
+    mean = {k.kind: k.mean_error for k in plain.recomputations}
+    assert mean[RECOMPUTATIONS[0]] < min(0.0, mean[RECOMPUTATIONS[3]])
+    page = (Path(__file__).parents[1] / "docs/tools/accuracy.md").read_text(encoding="utf-8")
+    assert "**Runs that keep every activation.** The model is faster, on average," in page
 
 
 def test_a_kind_names_sharding_pipelining_experts_gpu_and_size():

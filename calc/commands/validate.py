@@ -20,7 +20,7 @@ def _compute_validate(v: dict) -> dict:
     sources = [{"name": r.name, "source": r.source, "measured": r.measured, "assumed": r.assumed} for r in val.runs]
     return {"summary": summary, "runs": runs, "constants": list(val.constants), "bounds": list(val.bounds),
             "rankings": list(val.rankings), "sweeps": list(val.sweeps), "sources": sources,
-            "kinds": [asdict(k) for k in val.kinds]}
+            "kinds": [asdict(k) for k in val.kinds], "recomputations": [asdict(k) for k in val.recomputations]}
 
 
 VALIDATE = Command(
@@ -40,7 +40,9 @@ VALIDATE = Command(
                "json"),
         Result("sources", "Where each run is published, and what was assumed", "json"),
         Result("kinds", "Step-time error by kind of plan (how the weights are held, GPU family, model size), with "
-               "the lowest and highest signed error", "json"),
+               "the signed mean and the lowest and highest signed error", "json"),
+        Result("recomputations", "Step-time error by what the runs recompute in the backward pass (none, selective, "
+               "full on some layers, full), signed as in kinds", "json"),
     ),
     compute=_compute_validate,
     example={"cross_validate": "false", "rank": "false"},
