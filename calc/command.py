@@ -276,8 +276,8 @@ _SUFFIX_UNITS = (("_bytes_per_s", "bytes_per_s"), ("_flop_per_s", "flop_rate"), 
 
 _NAMED_UNITS = {"mfu": "percent", "hfu": "percent", "tokens_per_s": "tokens_per_s", "training_days": "days",
                 "achieved_flops_per_gpu": "flop_rate", "fits": "fits", "error": "percent",
-                "mean_abs_error": "percent", "max_abs_error": "percent", "lowest_error": "percent",
-                "highest_error": "percent", "predicted_flops_per_gpu": "flop_rate",
+                "mean_abs_error": "percent", "mean_error": "percent", "max_abs_error": "percent",
+                "lowest_error": "percent", "highest_error": "percent", "predicted_flops_per_gpu": "flop_rate",
                 "ceiling_flops_per_gpu": "flop_rate"}
 
 

@@ -251,3 +251,17 @@ def test_mpt_s_small_models_lose_more_the_more_gpus_as_the_accuracy_page_says(pl
         small = [e for name, e in err.items() if name.startswith(f"mosaic-mpt-sweep-{size}-") and name.endswith("-2048")]
         assert small
         assert err[f"mosaic-mpt-{size}-h100-512-2k"] < err[f"mosaic-mpt-{size}-h100-128-2k"] < min(small) < 0
+
+
+def test_the_text_output_prints_every_error_as_a_percent(capsys):
+    """`python -m calc validate` (text): the kinds' and recomputations' signed means print as percents, as their
+    ranges do, not as bare fractions."""
+    from calc.cli import main
+
+    assert main(["validate"]) == 0
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.strip().startswith(("none: every layer", "full: every layer"))]
+    assert lines
+    for line in lines:
+        cells = line.split()
+        assert not any(c.startswith(("-0.", "0.")) and "%" not in c for c in cells), line
