@@ -171,6 +171,75 @@ def test_deepspeed_engine_sends_one_transfer_at_a_time():
     assert ds.parallel.pipeline_engine == "deepspeed" and ds.as_dict()["parallel"]["pipeline_engine"] == "deepspeed"
 
 
+def _deepspeed_train_schedule(m: int, p: int, stage: int) -> list[tuple[str, int, int]]:
+    """DeepSpeed's ``TrainSchedule`` for one stage, as its commands run: ``(op, peer stage, microbatch)``,
+    transcribed from microsoft/DeepSpeed ``deepspeed/runtime/pipe/schedule.py`` (v0.5 to today: ``steps``,
+    ``_step_to_micro_batch`` and the four ``_*_id`` helpers)."""
+    def micro_batch(step: int) -> tuple[int, bool]:
+        if step % 2 == stage % 2:  # even step on an even stage, odd on odd: a forward pass
+            return (step if step % 2 == 0 else step - 1) // 2 - stage // 2, True
+        if step % 2 == 0:
+            return step // 2 - p + (stage + 1) // 2, False
+        return (step - 1) // 2 - p + 1 + stage // 2, False
+
+    valid = range(m).__contains__
+    ops, prev = [], -1
+    for step in range(2 * (m + p - 1)):
+        mb, forward = micro_batch(step)
+        if forward and stage > 0:
+            ops += [("act", stage - 1, mb)] * valid(mb) + [("grad", stage - 1, prev)] * valid(prev)
+        elif not forward and stage < p - 1:
+            ops += [("act", stage + 1, prev)] * valid(prev) + [("grad", stage + 1, mb)] * valid(mb)
+        if valid(mb):
+            ops.append(("F" if forward else "B", -1, mb))
+        prev = mb
+    return ops
+
+
+def _simulate_deepspeed(m: int, p: int, f: float, b: float, x: float) -> float:
+    """The step of DeepSpeed's pipeline: each stage runs its commands in order; a send and its receive are one
+    blocking transfer of ``x`` seconds that starts when both stages reach it; a forward pass takes ``f``, a backward
+    pass ``b``."""
+    programs = [_deepspeed_train_schedule(m, p, s) for s in range(p)]
+    at, clock, waiting = [0] * p, [0.0] * p, {}
+    moved = True
+    while moved:
+        moved = False
+        for s in range(p):
+            while at[s] < len(programs[s]):
+                op, peer, mb = programs[s][at[s]]
+                if op in ("F", "B"):
+                    clock[s] += f if op == "F" else b
+                else:
+                    key = (op, min(s, peer), mb)
+                    if waiting.setdefault(key, s) == s:  # the peer has not reached it yet
+                        break
+                    other = waiting.pop(key)
+                    clock[s] = clock[other] = max(clock[s], clock[other]) + x
+                    at[other] += 1
+                at[s] += 1
+                moved = True
+    assert at == [len(prog) for prog in programs], "the schedule deadlocked"
+    return max(clock)
+
+
+@pytest.mark.parametrize(("m", "p"), [(8, 4), (32, 8), (240, 35), (128, 12)])
+def test_deepspeed_engine_time_is_what_its_schedule_gives(m, p):
+    """The plan's DeepSpeed step, ``(m + p − 1)·(f + b + 4x)`` for equal stages (:data:`PIPELINE_SENDS`), against an
+    event simulation of DeepSpeed's own ``TrainSchedule``: with instant transfers its alternating forward and
+    backward steps cost exactly 1F1B's ``(m + p − 1)(f + b)`` (no lock-step penalty), and each microbatch slot adds
+    its four blocking transfers (the plan charges the p − 1 slots of the bubble four too, where the schedule's first
+    and last slots have fewer: slow by at most that)."""
+    from calc.plan import PIPELINE_SENDS
+
+    f, b = 1.0, 3.0  # a forward pass, and the backward with full recomputation
+    assert _simulate_deepspeed(m, p, f, b, 0.0) == (m + p - 1) * (f + b)
+    for x in (0.02, 0.1):
+        simulated = _simulate_deepspeed(m, p, f, b, x)
+        planned = (m + p - 1) * (f + b + PIPELINE_SENDS["deepspeed"] * x)
+        assert simulated <= planned <= simulated + PIPELINE_SENDS["deepspeed"] * x * (p - 1)
+
+
 def test_deepspeed_bf16_optimizer_accumulates_and_all_reduces_in_fp32():
     """With fp32 gradients (megatron-bf16) DeepSpeed's engine runs its BF16_Optimizer: 18 B per weight per microbatch
     to add the bf16 gradients into fp32, the fp32 gradients all-reduced (not reduce-scattered), the bf16 gradients
