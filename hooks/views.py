@@ -66,19 +66,24 @@ class Node:
     closed: bool = False  #: written ``<tag .../>``
 
 
-def node(item: dict) -> Node:
-    """The :class:`Node` of one item of a :mod:`calc.diagram` drawing (``t`` names its kind)."""
+def node(item: dict, uid: str) -> Node:
+    """The :class:`Node` of one item of a :mod:`calc.diagram` drawing (``t`` names its kind) in the
+    drawing whose id is ``uid`` (a pattern's id, and a fill naming it, are ``uid-ID``)."""
     kind = item["t"]
     cls = (("class", item["cls"]),) if item.get("cls") else ()
     title = item.get("title") or None
     if kind == "g":
         data = tuple((f"data-{k}", str(v)) for k, v in sorted(item.get("data", {}).items()))
-        return Node("g", cls + data, title, children=tuple(node(i) for i in item["items"]))
+        return Node("g", cls + data, title, children=tuple(node(i, uid) for i in item["items"]))
+    if kind == "pattern":
+        attrs = (("id", f"{uid}-{item['id']}"), ("width", _num(item["w"])), ("height", _num(item["h"])),
+                 ("patternUnits", "userSpaceOnUse"))
+        return Node("defs", (), children=(Node("pattern", attrs, children=tuple(node(i, uid) for i in item["items"])),))
     if kind not in _ATTRS:
         raise ValueError(f"unknown drawing primitive {kind!r}")
     attrs = tuple((name, _num(item[key])) for key, name in _ATTRS[kind] if key in item)
     if kind == "path":
-        attrs += (("d", item["d"]),)
+        attrs += (("d", item["d"]),) + ((("fill", f"url(#{uid}-{item['fill']})"),) if "fill" in item else ())
     if kind == "text":
         return Node("text", attrs + (("text-anchor", _ANCHOR[item.get("anchor", "start")]),) + cls, text=item["s"])
     return Node(kind, attrs + cls, title, closed=title is None)
@@ -87,7 +92,7 @@ def node(item: dict) -> Node:
 def svg(drawing: dict, uid: str) -> str:
     """Inline SVG for a drawing of :mod:`calc.diagram` (``svg.html``; same drawing, same text)."""
     return templates.render("svg.html", uid=uid, w=drawing["w"], h=drawing["h"], title=drawing["title"],
-                            desc=drawing["desc"], items=[node(i) for i in drawing["items"]])
+                            desc=drawing["desc"], items=[node(i, uid) for i in drawing["items"]])
 
 
 def table_html(name: str, table: dict) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from calc import units
@@ -84,7 +86,14 @@ def test_timeline_draws_every_op_and_the_bubbles():
     ops = [i for i in d["items"] if i["t"] == "rect" and "tl-op" in i["cls"].split()]
     assert len(ops) == len(s["ops"]) == 64
     assert sum("tl-op--bwd" in i["cls"] for i in ops) == 32
-    assert sum(1 for i in d["items"] if i["t"] == "path" and i["cls"] == "tl-hatch") == 32
+    (hatch,) = [i for i in d["items"] if i["t"] == "path" and i["cls"] == "tl-hatch"]
+    outlined = re.findall(r"M([\d.]+) ([\d.]+)H([\d.]+)V([\d.]+)H[\d.]+Z", hatch["d"])
+    assert sorted((float(x), float(y)) for x, y, _, _ in outlined) == sorted(
+        (i["x"], i["y"]) for i in ops if "tl-op--bwd" in i["cls"])  # exactly the backward boxes
+    patterns = {i["id"] for i in d["items"] if i["t"] == "pattern"}
+    assert hatch["fill"] in patterns
+    labels = [n for n, i in enumerate(d["items"]) if i.get("cls") == "tl-op__label"]
+    assert labels and min(labels) > d["items"].index(hatch)  # the labels are drawn over the hatch
     idle = [i for i in d["items"] if i["t"] == "rect" and i["cls"] == "tl-idle"]
     assert idle and "bubble 37.5% of the ideal time" in d["desc"]
 

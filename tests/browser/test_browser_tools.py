@@ -222,9 +222,28 @@ def test_fp8_plans_in_the_atlas_and_is_refused_at_its_field_on_the_a100(page, tm
     assert calc.field_error("fp8") == str(info.value) and not calc.current()
 
 
+#: Each hatch overlay of a view: is it painted (computed fill) by a pattern of its own drawing, whose id is
+#: the only one of its kind on the page? Counts the overlays that are; throws naming the first that is not.
+HATCHES = """(root) => {
+  const overlays = [...root.querySelectorAll("[data-view] svg path.tl-hatch")];
+  for (const path of overlays) {
+    const id = /^url\\(["']?#([^"')]+)["']?\\)$/.exec(getComputedStyle(path).fill)?.[1];
+    const pattern = id && document.getElementById(id);
+    if (!pattern || pattern.tagName !== "pattern" || pattern.closest("svg") !== path.closest("svg")
+        || document.querySelectorAll(`[id="${id}"]`).length !== 1) throw new Error(`hatch not painted: ${id}`);
+  }
+  return overlays.length;
+}"""
+
+
+def hatches_resolve(root) -> int:
+    return root.evaluate(HATCHES)
+
+
 def test_timeline_updates_live(page):
     """More stages redraw more rows; the bubble results equal the CLI's; invalid interleaving is an error."""
     calc = open_tool(page, "bubble")
+    assert hatches_resolve(calc.root) == 3  # the build's drawing (v = 2: three schedules)
     for inputs in ({"pipeline_parallel": "8", "microbatches": "16", "interleave": "2"},
                    {"pipeline_parallel": "2", "microbatches": "4", "interleave": "1"}):
         assert calc.set_inputs(inputs) == "ready", inputs
@@ -232,6 +251,7 @@ def test_timeline_updates_live(page):
         ops = calc.root.locator("[data-view] svg rect.tl-op").count()
         p, m, v = (int(inputs[k]) for k in ("pipeline_parallel", "microbatches", "interleave"))
         assert ops == 2 * p * m * 2 + (2 * p * m * v if v > 1 else 0), inputs
+        assert hatches_resolve(calc.root) == 2 + (v > 1), inputs
     assert calc.set_inputs({"pipeline_parallel": "4", "microbatches": "6", "interleave": "2"}) == "error"
     assert calc.field_error("microbatches") and not calc.current()
 

@@ -15,7 +15,8 @@ const ATTRS = {
 };
 const ANCHORS = new Set(["start", "middle", "end"]);
 
-function svgItem(item) {
+// `uid`: the drawing's id; a pattern's id, and a fill naming it, are `uid-ID` (hooks/views.py node).
+function svgItem(item, uid) {
   if (item.t === "g") {
     const g = document.createElementNS(SVG_NS, "g");
     if (item.cls) g.setAttribute("class", item.cls);
@@ -23,13 +24,27 @@ function svgItem(item) {
       if (/^[a-z][a-z0-9-]*$/.test(key)) g.setAttribute(`data-${key}`, String(value));
     }
     if (item.title) g.append(svgTitle(item.title));
-    for (const child of item.items) g.append(svgItem(child));
+    for (const child of item.items) g.append(svgItem(child, uid));
     return g;
+  }
+  if (item.t === "pattern") {
+    const defs = document.createElementNS(SVG_NS, "defs");
+    const pattern = document.createElementNS(SVG_NS, "pattern");
+    pattern.id = `${uid}-${item.id}`;
+    pattern.setAttribute("width", String(item.w));
+    pattern.setAttribute("height", String(item.h));
+    pattern.setAttribute("patternUnits", "userSpaceOnUse");
+    for (const child of item.items) pattern.append(svgItem(child, uid));
+    defs.append(pattern);
+    return defs;
   }
   if (!(item.t in ATTRS)) throw new Error(`unknown drawing primitive ${item.t}`);
   const el = document.createElementNS(SVG_NS, item.t);
   for (const [key, name] of ATTRS[item.t]) if (key in item) el.setAttribute(name, String(item[key]));
-  if (item.t === "path") el.setAttribute("d", String(item.d));
+  if (item.t === "path") {
+    el.setAttribute("d", String(item.d));
+    if (item.fill) el.setAttribute("fill", `url(#${uid}-${item.fill})`);
+  }
   if (item.cls) el.setAttribute("class", item.cls);
   if (item.t === "text") {
     el.setAttribute("text-anchor", ANCHORS.has(item.anchor) ? item.anchor : "start");
@@ -57,7 +72,7 @@ export function drawing(d, uid) {
   desc.id = `${uid}-d`;
   desc.textContent = d.desc;
   svg.append(title, desc);
-  for (const item of d.items) svg.append(svgItem(item));
+  for (const item of d.items) svg.append(svgItem(item, uid));
   return svg;
 }
 
