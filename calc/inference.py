@@ -72,7 +72,7 @@ from .plan import SERVING_RANK_ORDER, Communication, StagePlacement, check_degre
 
 __all__ = ["ServingPrecision", "SERVING_PRECISIONS", "serving_precision", "Serving", "serving", "Split", "split",
            "check_serving_split", "gemm_hardware", "ServingMemory", "Inference", "infer", "decode_roofline",
-           "DecodeRoofline", "ACTIVATION_BYTES", "model_weights"]
+           "DecodeRoofline", "ACTIVATION_BYTES", "model_weights", "DecodePoint", "decode_point"]
 
 #: Bytes of one activation element while serving (bf16).
 ACTIVATION_BYTES = 2.0
@@ -771,6 +771,52 @@ def _bound(su: _Setup, st: StageStep) -> str:
     return max(zip((memory, compute, st.communication_s), ("memory bandwidth", "compute", "communication")))[1]
 
 
+def _decode(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | None, refuse: bool,
+            memo: dict | None) -> tuple[_Setup, ServingMemory, _Step, float]:
+    """The setup, the memory, the decode step at the mean context and the replica's roofline floor (s)."""
+    su = _setup(m, sv, hw, sp, gemm_flops, memo)
+    mem = _memory(su.shapes, hw, sv, sp.context, sv.batch // sp.expert)
+    if not mem.fits and refuse:
+        _refuse_unfit(mem, sv, sp, hw)
+    mean = _decode_step(su, round(sv.mean_context))
+    n = sp.per_replica
+    weights_read, active = model_weights(m, sv.weight_precision, sv.batch)
+    emb, _ = _ends(m, 1, 1)
+    floor = decode_roofline(sv.batch, kv_bytes_per_token(m, sv.kv_bytes) * sv.mean_context, weights_read, active - emb,
+                            n * hw.hbm_bandwidth, n * su.gemm_hw.flops_per_gpu).time_s
+    return su, mem, mean, floor
+
+
+@dataclass(frozen=True, slots=True)
+class DecodePoint:
+    """What a serving plan's decode gives at one batch size: the figures of :class:`Inference` with these
+    names, computed as :func:`infer` computes them, without the prefill and the full-context step."""
+
+    batch: int
+    decode_time_per_token_s: float
+    decode_floor_s: float
+    tokens_per_s_per_replica: float
+    memory_bytes: float  #: ``memory_per_device.total_bytes``
+
+
+def decode_point(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | None = None,
+                 memo: dict | None = None) -> DecodePoint:
+    """:func:`infer`'s decode figures for ``sv`` (one point of the inference calculator's batch sweep);
+    a batch that does not fit is refused as :func:`infer` refuses it.
+
+    >>> from calc.hardware import hardware
+    >>> from calc.model import model
+    >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
+    >>> hw, sv, sp = hardware(8, profile_name="h100-sxm5-80gb"), serving(16, 1024, 256), split(data=4, tensor=2)
+    >>> d, r = decode_point(llama, sv, hw, sp), infer(llama, sv, hw, sp)
+    >>> (d.decode_time_per_token_s, d.decode_floor_s, d.memory_bytes) == (
+    ...     r.decode_time_per_token_s, r.decode_floor_s, r.memory_per_device.total_bytes)
+    True
+    """
+    _, mem, mean, floor = _decode(m, sv, hw, sp, gemm_flops, True, memo)
+    return DecodePoint(sv.batch, mean.time_s, floor, sv.batch / mean.time_s, mem.total_bytes)
+
+
 def infer(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | None = None,
           max_latency: float | None = None, refuse: bool = True, memo: dict | None = None) -> Inference:
     """Memory, prefill, decode and the transfers of serving ``sv`` on ``sp`` (the model: module docstring).
@@ -790,11 +836,7 @@ def infer(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | No
     >>> round(r.decode_time_per_token_s * 1e3, 2), round(r.decode_floor_s * 1e3, 2), r.max_concurrent_sequences
     (3.86, 2.76, 890)
     """
-    su = _setup(m, sv, hw, sp, gemm_flops, memo)
-    mem = _memory(su.shapes, hw, sv, sp.context, sv.batch // sp.expert)
-    if not mem.fits and refuse:
-        _refuse_unfit(mem, sv, sp, hw)
-    mean = _decode_step(su, round(sv.mean_context))
+    su, mem, mean, floor = _decode(m, sv, hw, sp, gemm_flops, refuse, memo)
     last = _decode_step(su, sv.context)
     prefill, prefill_xs, ring = _prefill(su)
     itl = mean.time_s
@@ -802,8 +844,6 @@ def infer(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | No
     weights_read, active = model_weights(m, sv.weight_precision, sv.batch)
     emb, _ = _ends(m, 1, 1)
     kv_token = kv_bytes_per_token(m, sv.kv_bytes)
-    floor = decode_roofline(sv.batch, kv_token * sv.mean_context, weights_read, active - emb, n * hw.hbm_bandwidth,
-                            n * su.gemm_hw.flops_per_gpu).time_s
     attn = 4.0 * m.layers * m.heads * m.head_dim
     decode_flops = 2.0 * sv.batch * (active - emb) + sv.batch * attn * sv.mean_context
     prefill_flops = sv.batch * sv.prompt_tokens * (2.0 * (active - emb) + attn * sv.prompt_tokens / 2)

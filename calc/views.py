@@ -17,11 +17,13 @@ launch panel: :func:`row_inputs`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import asdict
 from urllib.parse import parse_qsl, urlencode
 
 from . import diagram, units
 from .api import COMMANDS, evaluate, format_result
 from .commands.export import launches
+from .commands.inference import decode_points
 from .errors import CalcError
 from .presets import ATLAS_DEFAULT, PRESETS
 from .plan import MEMORY_TERMS, term_title
@@ -350,7 +352,8 @@ def compare_view(result: dict) -> dict:
 def serving_sweep(values: Mapping, result: dict) -> list[dict]:
     """``infer`` at batch sizes e, 2e, 4e, ... up to the most that fit, and the current batch (what the chart draws).
 
-    Each point computes ``infer`` on the same parsed values with another ``batch``.
+    Each point is ``infer``'s answer on the same parsed values with another ``batch``
+    (:func:`calc.commands.inference.decode_points`: its decode figures only).
     """
     e, batch, most = result["parallel"]["expert"], result["batch"], result["max_concurrent_sequences"]
     sizes = {batch, most}
@@ -358,12 +361,11 @@ def serving_sweep(values: Mapping, result: dict) -> list[dict]:
     while k < most:
         sizes.add(k)
         k *= 2
-    points = []
-    for b in sorted(sizes):
-        r = result if b == batch else COMMANDS["infer"].compute({**values, "batch": b})
-        points.append({"batch": b, "decode_time_per_token_s": r["decode_time_per_token_s"],
-                       "decode_floor_s": r["decode_floor_s"], "tokens_per_s_per_replica": r["tokens_per_s_per_replica"],
-                       "memory_bytes": r["memory_per_device"]["total_bytes"]})
+    current = {"batch": batch, "decode_time_per_token_s": result["decode_time_per_token_s"],
+               "decode_floor_s": result["decode_floor_s"], "tokens_per_s_per_replica": result["tokens_per_s_per_replica"],
+               "memory_bytes": result["memory_per_device"]["total_bytes"]}
+    others = {d.batch: asdict(d) for d in decode_points(dict(values), sorted(sizes - {batch}))}
+    points = [current if b == batch else others[b] for b in sorted(sizes)]
     return points
 
 

@@ -52,9 +52,12 @@ def test_sweep_doubles_from_the_expert_degree_to_the_largest_batch_that_fits():
     most = result["max_concurrent_sequences"]
     assert batches[0] == 4 and batches[-1] == most and int(inputs["batch"]) in batches
     assert batches == sorted(set(batches))
-    for p in points[:3]:
+    for p in points:  # computed with one shared memo (infer_at_batches): each equals infer's own answer
         again = evaluate("infer", {**inputs, "batch": str(p["batch"])})
-        assert p["decode_time_per_token_s"] == again["decode_time_per_token_s"]
+        assert p == {"batch": p["batch"], "decode_time_per_token_s": again["decode_time_per_token_s"],
+                     "decode_floor_s": again["decode_floor_s"],
+                     "tokens_per_s_per_replica": again["tokens_per_s_per_replica"],
+                     "memory_bytes": again["memory_per_device"]["total_bytes"]}
     assert [p["decode_time_per_token_s"] for p in points] == sorted(p["decode_time_per_token_s"] for p in points)
 
 
@@ -105,3 +108,19 @@ def test_the_serving_atlas_draws_every_crossing_per_generated_token(name):
     assert any(str(t).startswith("Decode step (one token for each of the batch's sequences) ") for t in texts)
     if not crossings:
         assert "Nothing crosses a device boundary: one GPU holds the whole model." in texts
+
+
+@pytest.mark.parametrize("preset", sorted(INFERENCE_PRESETS))
+def test_decode_points_equal_infer_at_each_batch(preset):
+    """Sharing the model, hardware and memo across batch sizes, and leaving the prefill out, changes no
+    decode figure of any batch."""
+    from calc.commands.inference import decode_points
+
+    values, result = run("infer", dict(INFERENCE_PRESETS[preset].inputs))
+    batches = sorted({1, 2, 5, result["batch"], result["max_concurrent_sequences"]})
+    batches = [b for b in batches if b % result["parallel"]["expert"] == 0]
+    for b, d in zip(batches, decode_points(dict(values), batches), strict=True):
+        r = COMMANDS["infer"].compute({**values, "batch": b})
+        assert (d.batch, d.decode_time_per_token_s, d.decode_floor_s, d.tokens_per_s_per_replica, d.memory_bytes) == (
+            b, r["decode_time_per_token_s"], r["decode_floor_s"], r["tokens_per_s_per_replica"],
+            r["memory_per_device"]["total_bytes"]), b

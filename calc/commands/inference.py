@@ -10,6 +10,7 @@ from .. import hardware as _hardware
 from .. import infer_search as _search
 from .. import inference as _inference
 from .. import model as _model
+from ..check import count
 from ..command import Command, Param, Result
 from ..kvcache import KV_PRECISIONS
 from ..spec import AXES
@@ -66,6 +67,19 @@ def _spec_serving(v: dict) -> tuple[_model.Model, _inference.Serving, _hardware.
 
 def _split(v: dict) -> _inference.Split:
     return _inference.split(*(v[f"{a}_parallel"] for a in AXES))
+
+
+def decode_points(v: dict, batches) -> list[_inference.DecodePoint]:
+    """``infer``'s decode figures on the parsed inputs ``v`` at each batch size of ``batches``
+    (sequences per replica): what ``infer`` gives for ``{**v, "batch": b}``, with the model, hardware
+    and split built once and their per-layer costs shared (``infer``'s ``memo``), and no prefill. The
+    inference calculator's chart asks for about ten batch sizes on every input (issue 15). Each batch
+    must fit; one that does not is refused as ``infer`` refuses it.
+    """
+    m, sv, hw, gemm_flops = _spec_serving(v)
+    sp, memo = _split(v), {}
+    return [_inference.decode_point(m, replace(sv, batch=count("batch", b)), hw, sp, gemm_flops, memo)
+            for b in batches]
 
 
 def _compute_infer(v: dict) -> dict:
