@@ -127,3 +127,21 @@ def test_compare_view_marks_the_rows_that_differ():
     assert capacity and capacity[0] not in memory["marked"]  # the same GPUs: not a difference
     assert [r[0] for r in tables["compare-settings"]["rows"]] == ["parallel.tensor", "parallel.pipeline"]
     assert tables["compare-settings"]["marked"] == [0, 1]
+
+
+def test_the_atlas_plans_once_per_input(monkeypatch):
+    """The atlas's answer and its launch settings come from one plan (calc.commands.plan.planned keeps the
+    last); new inputs plan afresh, and the launch settings follow them."""
+    import calc.plan
+    from calc.commands.plan import _planned
+
+    _planned.cache_clear()  # another test may have planned these inputs last
+    calls = []
+    real = calc.plan.plan
+    monkeypatch.setattr(calc.plan, "plan", lambda *a, **k: calls.append(1) or real(*a, **k))
+    for interleave in ("1", "2", "1"):
+        before = len(calls)
+        answer = ask(op="evaluate", command="plan", inputs={**atlas_defaults(), "interleave": interleave})
+        assert answer["ok"] and len(calls) == before + 1, interleave
+        launch = answer["view"]["launch"]["megatron"]
+        assert launch["ok"] and ("--num-virtual-stages-per-pipeline-rank 2" in launch["text"]) == (interleave != "1")

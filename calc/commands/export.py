@@ -3,22 +3,14 @@
 from __future__ import annotations
 
 from .. import export as _export
-from .. import plan as _plan
 from ..command import Command, Param, Result
 from ..errors import CalcError
 from ..spec import qualified
-from .plan import _LLAMA3_8B, PLAN, _spec_hardware, _spec_model, _spec_parallel
-
-
-def _planned(v: dict) -> tuple:
-    """(model, plan) of a ``plan``'s parsed inputs."""
-    m = _spec_model(v)
-    return m, _plan.plan(m, v["micro_batch"], v["global_batch"], _spec_hardware(v), _spec_parallel(v),
-                         v["precision"], v["tokens"], v["fp8"])
+from .plan import _LLAMA3_8B, PLAN, planned
 
 
 def _compute_export(v: dict) -> dict:
-    m, p = _planned(v)
+    m, p = planned(v)
     return _export.export(v["to"], p, m, v["precision"]).as_dict()
 
 
@@ -29,7 +21,7 @@ def launches(v: dict) -> dict[str, dict]:
     ``python -m calc export SPEC.json --to NAME`` prints — or ``{"ok": false, "param", "message"}``:
     the one line the CLI prints after ``error:`` saying why that framework cannot run the plan.
     """
-    m, p = _planned(v)
+    m, p = planned(v)
     out: dict[str, dict] = {}
     for name in _export.FRAMEWORKS:
         try:

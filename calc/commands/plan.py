@@ -5,6 +5,7 @@ profiles (:mod:`calc.hardware`)."""
 from __future__ import annotations
 
 from dataclasses import asdict, replace
+from functools import lru_cache
 
 from .. import compute as _compute
 from .. import hardware as _hardware
@@ -159,10 +160,26 @@ def _spec_parallel(v: dict) -> _plan.Parallel:
                           v["zero_group"])
 
 
+def planned(v: dict) -> tuple[_model.Model, _plan.Plan]:
+    """(model, plan) of a ``plan``'s parsed inputs ``v``.
+
+    The last is kept (plans are frozen): the atlas's answer computes the plan, then its launch
+    settings (:func:`calc.commands.export.launches`) from the same inputs, and planned it twice,
+    a third of the atlas's time per input (issue 15).
+    """
+    return _planned(tuple(sorted(v.items())))
+
+
+@lru_cache(maxsize=1)
+def _planned(key: tuple) -> tuple[_model.Model, _plan.Plan]:
+    v = dict(key)
+    m = _spec_model(v)
+    return m, _plan.plan(m, v["micro_batch"], v["global_batch"], _spec_hardware(v), _spec_parallel(v),
+                         v["precision"], v["tokens"], v["fp8"])
+
+
 def _compute_plan(v: dict) -> dict:
-    p = _plan.plan(_spec_model(v), v["micro_batch"], v["global_batch"], _spec_hardware(v), _spec_parallel(v),
-                   v["precision"], v["tokens"], v["fp8"])
-    return p.as_dict()
+    return planned(v)[1].as_dict()
 
 
 #: Llama-3 8B's shape, from its preset (the one place it is written).
