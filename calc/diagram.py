@@ -40,7 +40,10 @@ _W = 720.0
 
 
 def _r(x: float) -> float:
-    return round(float(x), 1)
+    """``x`` to the nearest 0.1. As ``round(x * 10) / 10``, not ``round(x, 1)``: the same to the drawing
+    (they can differ when ``x * 10`` rounds across a half), and about three times faster in Pyodide,
+    where a drawing of the timeline page calls this some 8,000 times per input (issue 15)."""
+    return round(x * 10) / 10
 
 
 def _rect(x, y, w, h, cls, title=None, rx=None) -> dict:

@@ -126,9 +126,9 @@ def bubble_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
         if kind == "interleaved" and v == 1:
             figures.append(_note(f"{name}: set the model chunks per stage v to 2 or more to see it."))
             continue
-        try:
-            s = evaluate("schedule", {"kind": kind, "pipeline_parallel": str(p), "microbatches": str(m),
-                                      "interleave": str(vk)})
+        try:  # the parsed values: what evaluate("schedule", ...) computes, without parsing them again
+            s = COMMANDS["schedule"].compute({"kind": kind, "pipeline_parallel": p, "microbatches": m,
+                                              "interleave": vk, "backward_slots": 2})
         except CalcError as e:
             figures.append(_note(f"{name}: not drawn ({e})."))
             continue
