@@ -841,7 +841,7 @@ def infer(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | No
     prefill, prefill_xs, ring = _prefill(su)
     itl = mean.time_s
     n = sp.per_replica
-    weights_read, active = model_weights(m, sv.weight_precision, sv.batch)
+    active = model_weights(m, sv.weight_precision, sv.batch)[1]
     emb, _ = _ends(m, 1, 1)
     kv_token = kv_bytes_per_token(m, sv.kv_bytes)
     attn = 4.0 * m.layers * m.heads * m.head_dim

@@ -21,10 +21,11 @@ from dataclasses import asdict
 from urllib.parse import parse_qsl, urlencode
 
 from . import diagram, units
-from .api import COMMANDS, evaluate, format_result
+from .api import COMMANDS, format_result
 from .commands.export import launches
 from .commands.inference import decode_points
 from .errors import CalcError
+from .inference import DecodePoint
 from .presets import ATLAS_DEFAULT, PRESETS
 from .plan import MEMORY_TERMS, term_title
 from .spec import spec_key
@@ -120,6 +121,7 @@ def device_memory_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
 
 def bubble_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
     p, m, v = (values[k] for k in ("pipeline_parallel", "microbatches", "interleave"))
+    defaults = COMMANDS["schedule"].parse({})  # the schedule command's own, backward_slots among them
     figures, rows = [], []
     for kind, vk in (("gpipe", 1), ("1f1b", 1), ("interleaved", v)):
         name = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "Interleaved 1F1B"}[kind]
@@ -127,8 +129,8 @@ def bubble_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
             figures.append(_note(f"{name}: set the model chunks per stage v to 2 or more to see it."))
             continue
         try:  # the parsed values: what evaluate("schedule", ...) computes, without parsing them again
-            s = COMMANDS["schedule"].compute({"kind": kind, "pipeline_parallel": p, "microbatches": m,
-                                              "interleave": vk, "backward_slots": 2})
+            s = COMMANDS["schedule"].compute({**defaults, "kind": kind, "pipeline_parallel": p, "microbatches": m,
+                                              "interleave": vk})
         except CalcError as e:
             figures.append(_note(f"{name}: not drawn ({e})."))
             continue
@@ -361,12 +363,10 @@ def serving_sweep(values: Mapping, result: dict) -> list[dict]:
     while k < most:
         sizes.add(k)
         k *= 2
-    current = {"batch": batch, "decode_time_per_token_s": result["decode_time_per_token_s"],
-               "decode_floor_s": result["decode_floor_s"], "tokens_per_s_per_replica": result["tokens_per_s_per_replica"],
-               "memory_bytes": result["memory_per_device"]["total_bytes"]}
-    others = {d.batch: asdict(d) for d in decode_points(dict(values), sorted(sizes - {batch}))}
-    points = [current if b == batch else others[b] for b in sorted(sizes)]
-    return points
+    current = DecodePoint(batch, result["decode_time_per_token_s"], result["decode_floor_s"],
+                          result["tokens_per_s_per_replica"], result["memory_per_device"]["total_bytes"])
+    points = {d.batch: d for d in decode_points(dict(values), sorted(sizes - {batch}))} | {batch: current}
+    return [asdict(points[b]) for b in sorted(sizes)]
 
 
 def _serving_memory_table(mem: dict, most: int) -> dict:
