@@ -7,9 +7,9 @@ ratio ours/bare shows what the site adds to, or saves on, Pyodide's own start (i
 cold <= 0.7 with the memory snapshot); the same page with the snapshot blocked (the normal
 boot it falls back to); the bytes of Python's files as a static host sends them (gzip for
 text, the snapshot gzipped already); the time to make the snapshot; input -> updated result
-(p50, p95) for every calculator and tool (:data:`INPUT_CASES`); the longest main-thread task while loading, with the scripts the browser
-blames (Long Animation Frames); bytes fetched before any interaction and up to the first
-result; the wheel's size. The site is built into a temporary folder and served on the
+(p50, p95) for every calculator and tool (:data:`INPUT_CASES`); the longest main-thread task
+while loading, with the scripts the browser blames (Long Animation Frames); bytes fetched
+before any interaction and up to the first result; the wheel's size. The site is built into a temporary folder and served on the
 ``site_url`` port, as the browser tests do. Requests are not routed here (routing turns
 the HTTP cache off), so the warm figures are real.
 
@@ -122,7 +122,6 @@ INPUT_CASES = (
     ("/tools/timeline/", "bubble", "microbatches", [str(4 * (1 + i)) for i in range(8)]),
     ("/tools/inference/", "infer", "batch", [str(1 + i) for i in range(64)]),
 )
-
 
 
 def percentile(values: list[float], q: float) -> float:
