@@ -19,6 +19,9 @@ def test_generated_schedules_match_the_closed_form(kind, p, m, v, tb):
     assert s.makespan_slots == (v * m + p - 1) * (1 + tb)
     assert s.bubble_fraction == pytest.approx(bubble(p, m, v).bubble_fraction)
     assert len(s.ops) == 2 * p * m * v
+    assert list(s.ops) == sorted(s.ops, key=lambda o: (o.stage, o.start))  # as Schedule documents
+    for a, b in zip(s.ops, s.ops[1:]):  # one stage runs one operation at a time
+        assert a.stage != b.stage or a.start + a.duration <= b.start
 
 
 @pytest.mark.parametrize("kind,p,m,v", [("gpipe", 4, 8, 1), ("1f1b", 8, 32, 1), ("1f1b", 8, 3, 1),
@@ -43,8 +46,14 @@ def test_dependencies_are_respected():
 
 
 def test_schedule_is_json_able():
-    """A schedule serialises to JSON (the timeline page reads it)."""
-    assert json.loads(json.dumps(asdict(schedule("1f1b", 2, 2))))["ops"][0]["kind"] == "forward"
+    """A schedule serialises to JSON; an operation is an immutable record of named fields."""
+    s = schedule("1f1b", 2, 2)
+    assert json.loads(json.dumps(asdict(s)))["ops"][0] == [0, 0, 0, "forward", 0, 1]
+    op = s.ops[0]
+    assert (op.stage, op.chunk, op.microbatch, op.kind, op.start, op.duration) == (0, 0, 0, "forward", 0, 1)
+    with pytest.raises(AttributeError):
+        op.start = 3
+    assert op._asdict() == {"stage": 0, "chunk": 0, "microbatch": 0, "kind": "forward", "start": 0, "duration": 1}
 
 
 def test_uneven_split_puts_extra_layers_last():
