@@ -26,6 +26,7 @@ from .commands.export import launches
 from .commands.inference import decode_points
 from .errors import CalcError
 from .inference import DecodePoint
+from .pipeline import schedule
 from .presets import ATLAS_DEFAULT, PRESETS
 from .plan import MEMORY_TERMS, term_title
 from .spec import spec_key
@@ -121,22 +122,21 @@ def device_memory_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
 
 def bubble_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
     p, m, v = (values[k] for k in ("pipeline_parallel", "microbatches", "interleave"))
-    defaults = COMMANDS["schedule"].parse({})  # the schedule command's own, backward_slots among them
+    tb = COMMANDS["schedule"].parse({})["backward_slots"]  # the schedule command's default
     figures, rows = [], []
     for kind, vk in (("gpipe", 1), ("1f1b", 1), ("interleaved", v)):
         name = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "Interleaved 1F1B"}[kind]
         if kind == "interleaved" and v == 1:
             figures.append(_note(f"{name}: set the model chunks per stage v to 2 or more to see it."))
             continue
-        try:  # the parsed values: what evaluate("schedule", ...) computes, without parsing them again
-            s = COMMANDS["schedule"].compute({**defaults, "kind": kind, "pipeline_parallel": p, "microbatches": m,
-                                              "interleave": vk})
+        try:  # what evaluate("schedule", ...) computes, without its parsing or its JSON form
+            s = schedule(kind, p, m, vk, tb)
         except CalcError as e:
             figures.append(_note(f"{name}: not drawn ({e})."))
             continue
-        figures.append(diagram.timeline_layout(s, kind, p, m, vk))
-        rows.append([name, str(vk), str(s["makespan_slots"]), str(s["ideal_slots"]), f"{s['bubble_fraction']:.4g}",
-                     f"{s['bubble_share']:.4g}", str(max(s["peak_in_flight"]))])
+        figures.append(diagram.timeline_layout(s))
+        rows.append([name, str(vk), str(s.makespan_slots), str(s.ideal_slots), f"{s.bubble_fraction:.4g}",
+                     f"{s.bubble_share:.4g}", str(max(s.peak_in_flight))])
     table = _table("Measured on the generated schedules (a backward takes two slots)",
                    ["Schedule", "v", "Makespan (slots)", "Ideal (slots)", "Bubble / ideal", "Bubble / total",
                     "Peak chunks in flight"], rows)

@@ -75,6 +75,11 @@ def node(item: dict, uid: str) -> Node:
     if kind == "g":
         data = tuple((f"data-{k}", str(v)) for k, v in sorted(item.get("data", {}).items()))
         return Node("g", cls + data, title, children=tuple(node(i, uid) for i in item["items"]))
+    if kind == "boxes":
+        h = _num(item["h"])
+        return Node("g", (), children=tuple(
+            Node("rect", (("x", _num(x)), ("y", _num(y)), ("width", _num(w)), ("height", h), ("class", item["cls"][k])),
+                 title or None, closed=not title) for x, y, w, k, title in item["rows"]))
     if kind == "pattern":
         attrs = (("id", f"{uid}-{item['id']}"), ("width", _num(item["w"])), ("height", _num(item["h"])),
                  ("patternUnits", "userSpaceOnUse"))

@@ -9,6 +9,7 @@ import pytest
 from calc import units
 from calc.api import COMMANDS, evaluate
 from calc.diagram import NARROW_W, _wrap, atlas_layout, crossing_text, memory_bars, timeline_layout
+from calc.pipeline import schedule
 from calc.presets import ATLAS_DEFAULT, PRESETS
 
 SPLITS = [
@@ -82,14 +83,27 @@ def test_single_gpu_has_no_crossing():
 def test_timeline_draws_every_op_and_the_bubbles():
     """Each forward and backward of a schedule is one box; idle slots are drawn; backward is hatched."""
     s = evaluate("schedule", {"kind": "1f1b", "pipeline_parallel": "4", "microbatches": "8"})
-    d = timeline_layout(s, "1f1b", 4, 8, 1)
-    ops = [i for i in d["items"] if i["t"] == "rect" and "tl-op" in i["cls"].split()]
-    assert len(ops) == len(s["ops"]) == 64
+    d = timeline_layout(schedule("1f1b", 4, 8))
+    (boxes,) = [i for i in d["items"] if i["t"] == "boxes"]
+    ops = [{"x": x, "y": y, "w": w, "h": boxes["h"], "cls": boxes["cls"][k], "title": title}
+           for x, y, w, k, title in boxes["rows"]]
+    assert len(ops) == len(s["ops"]) == 64 and all("tl-op" in o["cls"].split() for o in ops)
     assert sum("tl-op--bwd" in i["cls"] for i in ops) == 32
+    for box, op in zip(ops, s["ops"]):  # each box is its operation: kind, microbatch, stage and slots
+        assert box["title"] == (f"{op['kind']} of microbatch {op['microbatch'] + 1} on stage {op['stage']}, "
+                                f"slots {op['start']}–{op['start'] + op['duration']}")
+        assert f"tl-mb{op['microbatch'] % 8}" in box["cls"].split()
     (hatch,) = [i for i in d["items"] if i["t"] == "path" and i["cls"] == "tl-hatch"]
-    outlined = re.findall(r"M([\d.]+) ([\d.]+)H([\d.]+)V([\d.]+)H[\d.]+Z", hatch["d"])
-    assert sorted((float(x), float(y)) for x, y, _, _ in outlined) == sorted(
-        (i["x"], i["y"]) for i in ops if "tl-op--bwd" in i["cls"])  # exactly the backward boxes
+    # one closed outline per backward box, at its place and of its size
+    outlined = re.findall(r"M([\d.]+) ([\d.]+)H([\d.]+)V([\d.]+)H([\d.]+)Z", hatch["d"])
+    assert "".join(f"M{x} {y}H{right}V{bottom}H{back}Z" for x, y, right, bottom, back in outlined) == hatch["d"]
+    assert all(x == back for x, _, _, _, back in outlined)
+    corners = {(float(x), float(y)): (float(right), float(bottom)) for x, y, right, bottom, _ in outlined}
+    backward = [i for i in ops if "tl-op--bwd" in i["cls"]]
+    assert len(corners) == len(outlined) == len(backward)  # exactly the backward boxes, each once
+    for i in backward:
+        assert corners[i["x"], i["y"]] == (pytest.approx(i["x"] + i["w"], abs=0.051),
+                                           pytest.approx(i["y"] + i["h"], abs=0.051))
     patterns = {i["id"] for i in d["items"] if i["t"] == "pattern"}
     assert hatch["fill"] in patterns
     labels = [n for n, i in enumerate(d["items"]) if i.get("cls") == "tl-op__label"]
@@ -132,6 +146,9 @@ def points(items: list[dict]):
             yield from points(i["items"])
         elif i["t"] == "rect":
             yield from ((i["x"], i["y"]), (i["x"] + i["w"], i["y"] + i["h"]))
+        elif i["t"] == "boxes":
+            for x, y, w, _, _ in i["rows"]:
+                yield from ((x, y), (x + w, y + i["h"]))
         elif i["t"] == "line":
             yield from ((i["x1"], i["y1"]), (i["x2"], i["y2"]))
         elif i["t"] == "circle":

@@ -142,6 +142,7 @@ def test_the_builds_drawing_stays_for_the_default_inputs(page):
     defaults = calc.inputs()
     assert calc.set_inputs({"interleave": "2"}, blank_others=False) == "ready"
     assert page.evaluate("window.__redraws") == {"atlas-view": 1}
+    assert same_as_the_build(calc, "plan", calc.inputs()) == ""  # both layouts, crossings and legend
     assert calc.set_inputs(defaults, blank_others=False) == "ready"
     assert page.evaluate("window.__redraws") == {"atlas-view": 2}
     assert crossings_drawn(calc) == len(evaluate("plan", defaults)["communications"])
@@ -200,6 +201,7 @@ def test_memory_updates_live(page, tmp_path):
         assert calc.values() == {k: expected[k] for k in calc.values()}, extra
         title = calc.root.locator("[data-view] svg title").first.text_content()
         assert ("does not fit" in title) == (expected["fits"] == "false"), extra
+        assert same_as_the_build(calc, "device-memory", inputs) == "", extra
 
 
 def test_fp8_plans_in_the_atlas_and_is_refused_at_its_field_on_the_a100(page, tmp_path):
@@ -240,6 +242,44 @@ def hatches_resolve(root) -> int:
     return root.evaluate(HATCHES)
 
 
+#: Is each drawing of a view, as the page drew it (calc-view.mjs), the same DOM as the build's renderer writes for
+#: the same answer (hooks/views.py, given as HTML)? Whitespace between elements aside. "" or the first difference.
+SAME_DRAWINGS = """(root, html) => {
+  const strip = (node) => {
+    for (const child of [...node.childNodes]) {
+      if (child.nodeType === Node.TEXT_NODE && !child.data.trim()) child.remove();
+      else if (child.nodeType === Node.ELEMENT_NODE) strip(child);
+    }
+    return node;
+  };
+  const built = document.createElement("div");
+  built.innerHTML = html;
+  const want = [...built.querySelectorAll("svg")].map(strip);
+  for (const svg of want) svg.removeAttribute("xmlns"); // the build declares the namespace the page creates in
+  const got = [...root.querySelectorAll("[data-view] svg")].map((svg) => strip(svg.cloneNode(true)));
+  if (want.length !== got.length) return `${got.length} drawings, the build's ${want.length}`;
+  for (let i = 0; i < want.length; i++) {
+    if (want[i].isEqualNode(got[i])) continue;
+    const a = [...want[i].querySelectorAll("*")], b = [...got[i].querySelectorAll("*")];
+    const own = (el) => [...el.childNodes].filter((c) => c.nodeType === Node.TEXT_NODE).map((c) => c.data).join("");
+    const k = a.findIndex((el, j) => !b[j] || !el.cloneNode(false).isEqualNode(b[j].cloneNode(false))
+                                    || own(el) !== own(b[j]) || el.childElementCount !== b[j].childElementCount);
+    if (k < 0) return `drawing ${i}: ${want[i].cloneNode(false).outerHTML} / ${got[i].cloneNode(false).outerHTML}`;
+    return `drawing ${i}, element ${k}: ${a[k].outerHTML.slice(0, 200)} / ${b[k]?.outerHTML.slice(0, 200)}`;
+  }
+  return "";
+}"""
+
+
+def same_as_the_build(calc: Calculator, command: str, inputs: dict[str, str]) -> str:
+    """:data:`SAME_DRAWINGS` for ``inputs``, the build's side rendered here with the hook and the same calc."""
+    from hooks.views import render_view
+
+    from calc.views import page_view
+    view = page_view(command, inputs, COMMANDS[command].parse(inputs), evaluate(command, inputs))
+    return calc.root.evaluate(SAME_DRAWINGS, render_view(view, calc.root.get_attribute("id")))
+
+
 def test_timeline_updates_live(page):
     """More stages redraw more rows; the bubble results equal the CLI's; invalid interleaving is an error."""
     calc = open_tool(page, "bubble")
@@ -252,6 +292,7 @@ def test_timeline_updates_live(page):
         p, m, v = (int(inputs[k]) for k in ("pipeline_parallel", "microbatches", "interleave"))
         assert ops == 2 * p * m * 2 + (2 * p * m * v if v > 1 else 0), inputs
         assert hatches_resolve(calc.root) == 2 + (v > 1), inputs
+        assert same_as_the_build(calc, "bubble", inputs) == "", inputs  # boxes, hatch, labels: as the build draws
     assert calc.set_inputs({"pipeline_parallel": "4", "microbatches": "6", "interleave": "2"}) == "error"
     assert calc.field_error("microbatches") and not calc.current()
 

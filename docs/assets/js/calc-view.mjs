@@ -27,6 +27,21 @@ function svgItem(item, uid) {
     for (const child of item.items) g.append(svgItem(child, uid));
     return g;
   }
+  if (item.t === "boxes") { // many rects of one height: [x, y, w, k, title] each, class cls[k]
+    const g = document.createElementNS(SVG_NS, "g");
+    const height = String(item.h);
+    for (const [x, y, w, k, title] of item.rows) {
+      const el = document.createElementNS(SVG_NS, "rect");
+      el.setAttribute("x", String(x));
+      el.setAttribute("y", String(y));
+      el.setAttribute("width", String(w));
+      el.setAttribute("height", height);
+      el.setAttribute("class", String(item.cls[k]));
+      if (title) el.append(svgTitle(title));
+      g.append(el);
+    }
+    return g;
+  }
   if (item.t === "pattern") {
     const defs = document.createElementNS(SVG_NS, "defs");
     const pattern = document.createElementNS(SVG_NS, "pattern");
