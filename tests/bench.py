@@ -386,23 +386,27 @@ BRACKET_MIDDLE_INDEX = 1750.0
 
 
 def input_latency(page, n: int) -> dict[str, list]:
-    """:data:`INPUT_CASES` typed into each page (``page``'s context has its files cached), ``n`` inputs each."""
+    """:data:`INPUT_CASES` typed into each page (``page``'s context has its files cached), ``n`` inputs each, from
+    the moment it is ready (during the worker's warm-up, as a reader who types at once); then the warm-up's mark."""
     out = {}
     for path, command, name, values in INPUT_CASES:
         page.goto(path)
         page.wait_for_function(f"() => document.querySelector('[data-calc=\"{command}\"]').dataset.state === 'ready'",
                                timeout=60_000)
         out[command] = page.evaluate(INPUT_LOOP, [command, name, [values[i % len(values)] for i in range(n)]])
+        page.wait_for_function("() => performance.getEntriesByName('calc:warm').length > 0", timeout=60_000)
+        out[command].append(page.evaluate("performance.getEntriesByName('calc:warm')[0].detail"))
     return out
 
 
 def print_inputs(inputs: dict[str, list]) -> None:
-    for command, (dom, frame, refused) in inputs.items():
+    for command, (dom, frame, refused, warm) in inputs.items():
         p95 = percentile(dom, .95)
         print(f"  input -> result ({command:13}) p50 / p95 {percentile(dom, .5):6.2f} / {p95:5.2f} ms in the DOM over "
               f"{len(dom)} inputs (target p95 <= {TARGET_INPUT_P95_MS}){'' if p95 <= TARGET_INPUT_P95_MS else ' !'}; "
               f"next frame {percentile(frame, .5):.1f} / {percentile(frame, .95):.1f} ms"
-              + (f"; {refused} answers not results !" if refused else ""))
+              + (f"; {refused} answers not results !" if refused else "")
+              + f"; warm-up {warm['runs']} runs, {warm['ms']:.0f} ms")
 
 
 def is_python(url: str) -> bool:

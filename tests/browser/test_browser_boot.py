@@ -2,8 +2,8 @@
 snapshot cannot be used; and early, when the browser is idle, unless the reader asks to save data.
 
 Each test takes a cold page or a context of its own: what it checks happens before, or instead of, Python's first
-start. How the worker started is read from the page's ``calc:ready`` performance mark
-(calc-runtime.mjs).
+start. How the worker started is read from the page's ``calc:ready`` performance mark, and how it
+warmed up from ``calc:warm`` (calc-runtime.mjs).
 """
 
 from __future__ import annotations
@@ -17,6 +17,16 @@ from tests.browser.atlas_browser import SAVE_DATA, SEEN, Calculator, Watch, cli_
 pytestmark = pytest.mark.browser
 
 BOOT = "() => performance.getEntriesByName('calc:ready').map((e) => e.detail)"
+WARM = "() => performance.getEntriesByName('calc:warm').map((e) => e.detail)"
+#: calc-worker.mjs's WARM_RUNS and WARM_MS.
+WARM_RUNS, WARM_MS = 30, 600
+
+
+def _warmed(page) -> dict:
+    """Wait for the worker's warm-up to end (it follows the first answer); its one mark."""
+    page.wait_for_function(f"() => ({WARM})().length > 0")
+    [mark] = page.evaluate(WARM)
+    return mark
 
 #: Resolves once the browser has been idle twice after this call: an idle callback the page asked for
 #: before it (the early start) has run by then.
@@ -39,6 +49,12 @@ def test_python_starts_from_the_snapshot(cold_page, watch, manifest, site):
     served = (site / "assets/runtime" / snapshot["file"]).read_bytes()
     assert hashlib.sha256(served).hexdigest() == snapshot["sha256"] and len(served) == snapshot["gzip_bytes"]
     assert _ready_on_batch(cold_page) == [{"boot": "snapshot", "fallback": ""}]
+    warm = _warmed(cold_page)  # the first answer repeated, so the reader's next inputs run optimised code
+    assert 1 <= warm["runs"] <= WARM_RUNS and warm["ms"] > 0, warm
+    assert warm["runs"] == WARM_RUNS or warm["ms"] >= WARM_MS, warm  # it stops at one bound or the other
+    calc = Calculator(cold_page, "batch")  # still answering, the same answers
+    calc.set_inputs({"micro_batch": "7", "data_parallel": "2"})
+    assert calc.values()["global_batch"] == cli_json("batch", {"micro_batch": "7", "data_parallel": "2"})["global_batch"]
     assert len(watch.paths(snapshot["file"])) == 1
     assert len(watch.paths(manifest["wheel"])) == 1  # the wheel's files are unpacked after the restore
 
@@ -80,10 +96,13 @@ def test_a_snapshot_that_fails_means_a_normal_boot(browser, base_url, fault):
     watch = Watch(base_url, allow_errors=True)  # a 404 or an aborted request is logged by Chromium
     context = open_context(browser, base_url, watch, fault=route)
     try:
-        [mark] = _ready_on_batch(context.new_page())
+        page = context.new_page()
+        [mark] = _ready_on_batch(page)
+        warm = _warmed(page)
     finally:
         context.close()
     assert mark["boot"] == "normal" and reason in mark["fallback"] and mark["fallback"], mark
+    assert warm == {"runs": 0, "ms": 0}, warm  # a normal boot's imports did the warming
     assert watch.offsite == []
 
 

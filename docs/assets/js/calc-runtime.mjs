@@ -6,7 +6,8 @@
 //
 // State: "idle" (no worker yet) -> "loading" -> "ready" | "unavailable"; watchRuntime() reports it.
 // On "ready" the page gets a performance mark "calc:ready" whose detail says how Python started
-// ({boot: "snapshot" | "normal", fallback: why the snapshot was not used}).
+// ({boot: "snapshot" | "normal", fallback: why the snapshot was not used}), and once the worker has
+// warmed up after its first answer a mark "calc:warm" ({runs, ms}: see calc-worker.mjs).
 //
 // Starting early: startWhenIdle() starts the worker once the page has loaded and the browser is then
 // idle, so that Python is ready before the reader reaches a calculator without competing with the
@@ -68,6 +69,7 @@ function onMessage(event) {
     performance.mark("calc:ready", { detail: { boot: message.boot, fallback: message.fallback } });
     setState("ready");
   }
+  else if (message.type === "warm") performance.mark("calc:warm", { detail: { runs: message.runs, ms: message.ms } });
   else if (message.type === "unavailable") setState("unavailable", message.reason);
   else if (pending.has(message.id)) {
     pending.get(message.id)(message);
