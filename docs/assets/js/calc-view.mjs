@@ -164,20 +164,12 @@ export function mountView(root, signal) {
     }, { signal });
   }
   let built = true; // the view shown is the build's, drawn for the default inputs (hooks/views.py)
-  let warmed = false;
   return {
     /** Redraw for `answer`; `atDefaults`: it answers the default inputs. The build drew those already with the
      * same calc, so while its drawing is shown it stays: no new nodes to style and lay out when Python becomes
      * ready or a tool is shown again (issue 15). */
     update(answer, atDefaults) {
-      if (!answer.view) return;
-      if (built && atDefaults) {
-        if (!warmed) { // draw it once, detached: no style or layout, but the next redraw runs compiled code
-          warmed = true;
-          answer.view.figures.forEach((d, i) => drawing(d, `${root.id}-warm${i}`));
-        }
-        return;
-      }
+      if (!answer.view || (built && atDefaults)) return;
       built = false;
       const started = performance.now();
       const parts = answer.view.figures.map((d, i) => {
