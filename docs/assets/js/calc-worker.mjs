@@ -182,7 +182,7 @@ function answer(pageRequest, request) {
   }
 }
 
-let warming = null; // the first request's JSON, until it has been repeated (see "Warming up" above)
+let warming = null; // the first request's JSON, set once when the warm-up starts (see "Warming up" above)
 
 async function warmUp(text) {
   const { pageRequest, boot } = await runtime;
