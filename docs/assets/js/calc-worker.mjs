@@ -182,10 +182,9 @@ function answer(pageRequest, request) {
   }
 }
 
-let warming = null; // the first request's JSON, set once when the warm-up starts (see "Warming up" above)
+let warmed = false; // the warm-up has started (see "Warming up" above)
 
-async function warmUp(text) {
-  const { pageRequest, boot } = await runtime;
+function warmUp(pageRequest, boot, text) {
   if (boot !== "snapshot") {
     self.postMessage({ type: "warm", runs: 0, ms: 0 });
     return;
@@ -220,13 +219,13 @@ self.addEventListener("message", async (event) => {
   const { id, request } = event.data;
   let reply;
   try {
-    const { pageRequest } = await runtime;
+    const { pageRequest, boot } = await runtime;
     const started = performance.now();
     reply = answer(pageRequest, request);
     reply.ms = performance.now() - started;
-    if (warming === null) {
-      warming = JSON.stringify(request);
-      warmUp(warming);
+    if (!warmed) {
+      warmed = true;
+      warmUp(pageRequest, boot, JSON.stringify(request));
     }
   } catch (error) {
     reply = { failure: "unavailable" };
