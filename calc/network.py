@@ -38,6 +38,15 @@ ZeRO-3 530B rows −15 to −17 % → −22 to −24 %), and ZeRO-3 further ahea
 now does, with the sum.) Whatever sharded runs lose that the model does not time is, for now, absorbed here;
 the sum is kept until it is found.
 
+The startup likewise charges every one of the ring's ``g − 1`` steps at the network's ``α``. NCCL's own
+tuner charges only the steps that cross a node at the network's latency and the rest at NVLink's
+(``latencies += (nsteps − nInterSteps)·intraLat + nInterSteps·interLat``, ``nInterSteps`` counting nodes;
+NCCL ``src/graph/tuning.cc``). Timed that way (``(g − N)·α_in + (N − 1)·α_out`` per pass), the sharded
+runs on the most GPUs come closer and the rest fall further below their measured steps (``python -m calc
+validate`` on 2026-12-06, 144 runs: mean error 6.0 % → 6.15 %, largest 22.7 % → 23.6 %; DeepSpeed's ZeRO-3
+175B on 1536 GPUs +22.7 % → +13.4 %, its 530B rows −15 to −17 % → −18 to −21 %, MosaicML's MPT-1B on 512
+H100s −21.7 % → −23.6 %), so the step-synchronous ring stays.
+
 Sources: Thakur, Rabenseifner & Gropp 2005 (ring costs); NVIDIA nccl-tests
 ``doc/PERFORMANCE.md`` (bus bandwidth); Sergeev & Del Balso 2018 (Horovod, hierarchical
 all-reduce); Jeaugey 2019, "Massively Scale Your Deep Learning Training with NCCL 2.4"
