@@ -2,7 +2,7 @@
 //
 // One worker per document, created on the first startRuntime() call and kept across Material's
 // instant navigation (this module is evaluated once per document). Requests carry ids; each
-// returns a promise of the worker's reply ({answer} or {failure}).
+// returns a promise of the reply ({answer, ms}, the worker's JSON text parsed, or {failure}).
 //
 // State: "idle" (no worker yet) -> "loading" -> "ready" | "unavailable"; watchRuntime() reports it.
 // On "ready" the page gets a performance mark "calc:ready" whose detail says how Python started
@@ -72,8 +72,17 @@ function onMessage(event) {
   else if (message.type === "warm") performance.mark("calc:warm", { detail: { runs: message.runs, ms: message.ms } });
   else if (message.type === "unavailable") setState("unavailable", message.reason);
   else if (pending.has(message.id)) {
-    pending.get(message.id)(message);
+    pending.get(message.id)(message.text === undefined ? message : parsed(message));
     pending.delete(message.id);
+  }
+}
+
+/** A reply's answer, from the JSON text the worker sends (see calc-worker.mjs: answer). */
+function parsed({ text, ms }) {
+  try {
+    return { answer: JSON.parse(text), ms };
+  } catch (error) {
+    return { failure: `calc failed unexpectedly (${error?.name ?? "Error"})` }; // page_request writes strict JSON
   }
 }
 
