@@ -185,32 +185,45 @@ def _simulate(kind: str, p: int, m: int, v: int, tb: int) -> list[Op]:
     """Run each stage's order (:func:`_order`) as soon as its dependency has ended: a forward needs the
     previous virtual stage's forward of that microbatch, a backward the next one's backward (the last
     virtual stage's, its own forward). Returns the operations with their start slots, by stage and then
-    start (each stage's run in its order, one after another)."""
+    start (each stage's run in its order, one after another).
+
+    The end slots are kept in lists indexed by virtual stage and microbatch (``-1``: not run yet), not in a
+    dict keyed by tuples, and the later of two slots is a comparison, not a call of ``max``: the timeline
+    page's three drawings run this at every input (issue 15)."""
     orders = [_order(kind, s, p, m, v) for s in range(p)]
-    done: dict[tuple[str, int, int], int] = {}  # (kind, virtual stage, microbatch) -> end slot
-    free = [0] * p
-    nxt = [0] * p
+    nv = p * v
+    fwd_end = [[-1] * m for _ in range(nv)]  # virtual stage -> microbatch -> end slot of its forward
+    bwd_end = [[-1] * m for _ in range(nv)]  # ... of its backward
+    free = [0] * p  # each stage's first free slot
+    nxt = [0] * p  # each stage's next operation in its order
     ran: list[list[Op]] = [[] for _ in range(p)]
-    last = p * v - 1
+    last = nv - 1
     remaining = sum(len(o) for o in orders)
     while remaining:
         progressed = False
         for s in range(p):
-            while nxt[s] < len(orders[s]):
-                what, chunk, micro = orders[s][nxt[s]]
+            order, k, out, t = orders[s], nxt[s], ran[s], free[s]
+            while k < len(order):
+                what, chunk, micro = order[k]
                 vs = chunk * p + s
                 if what == "forward":
-                    dep = ("forward", vs - 1, micro) if vs > 0 else None
+                    ready = fwd_end[vs - 1][micro] if vs > 0 else 0
+                    if ready < 0:
+                        break
+                    start = t if t > ready else ready
+                    t = fwd_end[vs][micro] = start + 1
+                    out.append(Op(s, chunk, micro, what, start, 1))
                 else:
-                    dep = ("backward", vs + 1, micro) if vs < last else ("forward", vs, micro)
-                if dep is not None and dep not in done:
-                    break
-                start = max(free[s], done[dep] if dep is not None else 0)
-                length = 1 if what == "forward" else tb
-                ran[s].append(Op(s, chunk, micro, what, start, length))
-                done[(what, vs, micro)] = free[s] = start + length
-                nxt[s] += 1
-                remaining -= 1
+                    ready = bwd_end[vs + 1][micro] if vs < last else fwd_end[vs][micro]
+                    if ready < 0:
+                        break
+                    start = t if t > ready else ready
+                    t = bwd_end[vs][micro] = start + tb
+                    out.append(Op(s, chunk, micro, what, start, tb))
+                k += 1
+            if k > nxt[s]:
+                remaining -= k - nxt[s]
+                nxt[s], free[s] = k, t
                 progressed = True
         if not progressed:  # pragma: no cover - the orders above never deadlock
             raise AssertionError(f"{kind} schedule deadlocked")
@@ -248,8 +261,9 @@ def schedule(kind: str, stages: int, microbatches: int, interleave: int = 1, bac
     makespan = max(o.start + o.duration for o in ops)
     ideal = v * m * (1 + tb)
     live, peaks = [0] * p, [0] * p
-    for op in ops:  # in order of start on each stage
-        live[op.stage] += 1 if op.kind == "forward" else -1
-        peaks[op.stage] = max(peaks[op.stage], live[op.stage])
+    for stage, _, _, what, _, _ in ops:  # in order of start on each stage
+        n = live[stage] = live[stage] + (1 if what == "forward" else -1)
+        if n > peaks[stage]:
+            peaks[stage] = n
     return Schedule(kind, p, m, v, tb, tuple(ops), makespan, ideal, (makespan - ideal) / ideal,
                     (makespan - ideal) / makespan, tuple(peaks))
