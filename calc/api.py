@@ -20,6 +20,7 @@ from .errors import CalcError
 
 __all__ = [
     "Param", "Result", "Command", "COMMANDS", "command", "run", "evaluate", "evaluate_for_page", "page_values",
+    "check_finite",
     "error_json",
     "parse_param", "format_result", "format_field", "unit_of_field",
 ]
@@ -45,15 +46,20 @@ def command(name: object) -> Command:
     return cmd
 
 
-def run(name: str, raw: Mapping[str, object]) -> tuple[dict, dict]:
+def run(name: str, raw: Mapping[str, object], check: bool = True) -> tuple[dict, dict]:
     """Parse ``raw`` once and compute: ``(values, result)``, the parsed inputs beside the result.
 
     The page's views and charts draw from ``values`` (:mod:`calc.page`), so nothing is parsed twice.
+    ``check``: refuse a result holding NaN or an infinity (:func:`check_finite`). The page passes False
+    and checks what it sends instead (:func:`page_values`, :func:`calc.page.page_request`): the whole
+    result can be far larger than that (a plan of 1024 GPUs lists every rank, 27 kB of JSON the page
+    never shows), and encoding it only to check it took a fifth of the atlas's time per input (issue 15).
     """
     cmd = command(name)
     values = cmd.parse(raw)
     result = cmd.compute(values)
-    _check_finite(result)
+    if check:
+        check_finite(result)
     return values, result
 
 
@@ -68,7 +74,7 @@ def evaluate(name: str, raw: Mapping[str, object]) -> dict:
     return run(name, raw)[1]
 
 
-def _check_finite(result: dict) -> None:
+def check_finite(result: dict) -> None:
     """The last guard: a result holding NaN or an infinity is refused, so none is ever printed.
 
     The parameters' limits and floors keep every result finite (:mod:`calc.check`; an efficiency or
@@ -94,11 +100,17 @@ def _check_finite(result: dict) -> None:
 def page_values(cmd: Command, result: dict) -> dict:
     """The page's success answer for ``result``: ``{"ok": true, "values": ..., "text": ...}``.
 
+    A value shown that is not finite is refused by name (:func:`check_finite`), checked or not before.
+
     ``values[key]`` is the JSON text the CLI prints for that key; ``text[key]`` the formatted value
     (blank for a nested result, which the page's views draw instead of showing as text).
     """
-    return {"ok": True,
-            "values": {r.key: jsontext.dumps(result[r.key]) for r in cmd.results},
+    try:
+        values = {r.key: jsontext.dumps(result[r.key]) for r in cmd.results}
+    except ValueError:  # NaN or an infinity among the values shown: named, as run's check names it
+        check_finite({r.key: result[r.key] for r in cmd.results})
+        raise
+    return {"ok": True, "values": values,
             "text": {r.key: "" if r.unit == "json" else format_result(r.unit, result[r.key]) for r in cmd.results}}
 
 

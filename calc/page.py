@@ -20,7 +20,9 @@ Requests::
 A :class:`~calc.errors.CalcError` becomes ``{"ok": false, "param": ..., "message": ...}``
 (:func:`calc.api.error_json`). The inputs are parsed once (:func:`calc.api.run`): the chart and
 the view draw from the parsed values and the result, and the answer is serialised once, as strict
-JSON (no NaN, no Infinity: :mod:`calc.jsontext`).
+JSON (no NaN, no Infinity: :mod:`calc.jsontext`). What is sent is what is checked: a value that is
+not finite, among those shown or in a view, is refused by name; the rest of the result is not
+encoded at all.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from . import jsontext
 from .commands.export import launches
 from . import series as _series
 from . import views as _views
-from .api import COMMANDS, command, error_json, page_values, parse_param, run
+from .api import COMMANDS, check_finite, command, error_json, page_values, parse_param, run
 from .errors import CalcError
 
 __all__ = ["page_request"]
@@ -38,7 +40,7 @@ __all__ = ["page_request"]
 def _evaluate(request: dict) -> dict:
     cmd = command(request.get("command"))
     raw = _inputs(request)
-    values, result = run(cmd.name, raw)
+    values, result = run(cmd.name, raw, check=False)  # what is sent is checked: page_values, _strict
     answer = page_values(cmd, result)
     if cmd.name == "allreduce":
         answer["chart"] = _series.chart_json(_series.allreduce_chart(
@@ -63,7 +65,7 @@ def _launch(request: dict) -> dict:
 def _compare(request: dict) -> dict:
     a = _views.pinned_inputs(request.get("pin"))
     b = _inputs(request)
-    _, result = run("compare", {"a": _views.plan_spec(a), "b": _views.plan_spec(b)})
+    _, result = run("compare", {"a": _views.plan_spec(a), "b": _views.plan_spec(b)}, check=False)
     answer = page_values(COMMANDS["compare"], result)
     answer["view"] = _views.compare_view(result)
     return answer
@@ -91,6 +93,16 @@ def page_request(request_json: str) -> str:
             return jsontext.dumps({"ok": True, "ring": _series.ring_json(_series.ring_view(ranks))})
         if not isinstance(op, str) or op not in _OPS:
             raise CalcError("op", "evaluate, ring, launch or compare", op)
-        return jsontext.dumps(_OPS[op](request))
+        return _strict(_OPS[op](request))
     except CalcError as e:
         return error_json(e)
+
+
+def _strict(answer: dict) -> str:
+    """``answer`` as strict JSON; a NaN or an infinity in it (in a view, say) is refused by name, as
+    :func:`calc.api.check_finite` refuses one in a result."""
+    try:
+        return jsontext.dumps(answer)
+    except ValueError:
+        check_finite(answer)  # raises CalcError naming the value
+        raise

@@ -12,7 +12,7 @@ import math
 import pytest
 
 from calc import units
-from calc.api import COMMANDS, _check_finite, evaluate, evaluate_for_page
+from calc.api import COMMANDS, check_finite, evaluate, evaluate_for_page
 from calc.command import _NUMBER_RE, format_result, parse_param
 from calc.errors import CalcError
 
@@ -129,10 +129,10 @@ def test_a_non_finite_result_is_refused():
     """The last guard: inputs within every limit whose result is not finite are refused, never printed."""
     # Every input's floor keeps today's results finite, so the guard is tried on a result that is not.
     with pytest.raises(CalcError, match=r"^inputs must be values that give finite results .*got 'plan.step = inf'"):
-        _check_finite({"plan": {"step": math.inf, "stages": [1.0]}})
+        check_finite({"plan": {"step": math.inf, "stages": [1.0]}})
     with pytest.raises(CalcError, match=r"got 'rows\[1\] = nan'"):
-        _check_finite({"rows": [1.0, math.nan]})
-    _check_finite({"huge": 8e31, "rows": [{"a": 1.0}]})
+        check_finite({"rows": [1.0, math.nan]})
+    check_finite({"huge": 8e31, "rows": [{"a": 1.0}]})
 
 
 def test_every_declared_unit_and_kind_has_its_function():

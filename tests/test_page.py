@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -11,7 +12,7 @@ from calc.commands.export import launches
 from calc.commands.plan import _planned  # with page_request: calc's modules of one import (test_hooks_entry re-imports)
 from calc.errors import CalcError
 from calc.export import FRAMEWORKS, TARGETS, export
-from calc.page import page_request
+from calc.page import _views as page_views, page_request
 from calc.spec import qualified
 from calc.views import MAX_PIN_CHARS, atlas_defaults, compare_view, pinned_inputs, plan_spec
 
@@ -140,3 +141,30 @@ def test_the_atlas_plans_once_per_input():
         assert answer["ok"] and (info.misses, info.hits) == (n, n), interleave  # planned, then reused
         launch = answer["view"]["launch"]["megatron"]
         assert launch["ok"] and ("--num-virtual-stages-per-pipeline-rank 2" in launch["text"]) == (interleave != "1")
+
+
+def _plan_with(monkeypatch, **changed):
+    """``plan``'s command with its result changed as given (today's inputs all give finite results)."""
+    from dataclasses import replace
+
+    cmd = COMMANDS["plan"]
+    compute = cmd.compute
+    monkeypatch.setitem(COMMANDS, "plan", replace(cmd, compute=lambda v: {**compute(v), **changed}))
+
+
+def test_the_page_checks_what_it_sends_and_refuses_a_non_finite_value_by_name(monkeypatch):
+    """The page skips run's check of the whole result (a plan lists every rank, which it never shows) and checks
+    what it sends: a NaN or an infinity among the values shown, or in a view, is one error naming it."""
+    inputs = atlas_defaults()
+    _plan_with(monkeypatch, step_time_s=math.inf)
+    answer = ask(op="evaluate", command="plan", inputs=inputs)
+    assert not answer["ok"] and answer["param"] == "inputs" and "step_time_s = inf" in answer["message"]
+    monkeypatch.undo()
+    _plan_with(monkeypatch, ranks=[[0, math.nan]])  # in the result, not in what the page is sent
+    assert ask(op="evaluate", command="plan", inputs=inputs)["ok"]
+    with pytest.raises(CalcError, match=r"ranks\[0\]\[1\] = nan"):  # as the CLI runs it, the whole result
+        run("plan", inputs)
+    monkeypatch.undo()
+    monkeypatch.setattr(page_views, "page_view", lambda *a: {"x": [1.0, math.nan]})
+    answer = ask(op="evaluate", command="plan", inputs=inputs)
+    assert not answer["ok"] and answer["param"] == "inputs" and "view.x[1] = nan" in answer["message"]
