@@ -2,10 +2,11 @@
 
 Requests::
 
-    {"op": "evaluate", "command": NAME, "inputs": {name: text, ...}}
+    {"op": "evaluate", "command": NAME, "inputs": {name: text, ...}, "fit": "wide" | "narrow"}
         → what :func:`calc.api.page_values` gives, plus "chart" for allreduce
           (:func:`calc.series.allreduce_chart`) and "view" for the tool pages
-          (:data:`calc.views.PAGE_VIEWS`)
+          (:data:`calc.views.PAGE_VIEWS`); "fit" (optional): the one atlas layout the
+          page shows (:func:`calc.views.atlas_figures`; without it, both)
     {"op": "ring", "ranks": TEXT}
         → {"ok": true, "ring": ...} (:func:`calc.series.ring_view`)
     {"op": "launch", "inputs": {plan's name: text, ...}}
@@ -46,8 +47,15 @@ def _evaluate(request: dict) -> dict:
         answer["chart"] = _series.chart_json(_series.allreduce_chart(
             values["ranks"], values["payload"], values["bandwidth"], values["startup"]))
     if cmd.name in _views.PAGE_VIEWS:  # the tool pages' drawings and tables
-        answer["view"] = _views.page_view(cmd.name, raw, values, result)
+        answer["view"] = _views.page_view(cmd.name, raw, values, result, _fit(request))
     return answer
+
+
+def _fit(request: dict) -> str | None:
+    fit = request.get("fit")
+    if fit is not None and fit not in _views.ATLAS_FITS:
+        raise CalcError("fit", "wide or narrow (the atlas layout the page shows)", fit)
+    return fit
 
 
 def _inputs(request: dict) -> dict:

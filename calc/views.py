@@ -31,7 +31,7 @@ from .presets import ATLAS_DEFAULT, PRESETS
 from .plan import MEMORY_TERMS, term_title
 from .spec import spec_key
 
-__all__ = ["page_view", "PAGE_VIEWS", "atlas_query", "plan_inputs", "row_inputs", "ATLAS_HREF", "pinned_inputs", "plan_spec",
+__all__ = ["page_view", "PAGE_VIEWS", "ATLAS_FITS", "atlas_figures", "atlas_query", "plan_inputs", "row_inputs", "ATLAS_HREF", "pinned_inputs", "plan_spec",
            "compare_view", "MAX_PIN_CHARS"]
 
 #: Where the planner's links point, relative to the planner page (``tools/planner/``).
@@ -100,10 +100,23 @@ def stages_table(plan: dict) -> dict:
                   ["Stage", "Layers", "Parameters per GPU", "Memory per GPU", "Time per microbatch"], rows, "llrrr")
 
 
-def plan_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
-    """The atlas: its drawing (wide, then narrow for a phone; the page shows the one that fits), its
-    tables and its launch settings (:func:`calc.commands.export.launches`)."""
-    return {"figures": [diagram.atlas_layout(result), diagram.atlas_layout(result, narrow=True)],
+#: The atlas's two layouts (:func:`calc.diagram.atlas_layout`): wide, and narrow for a phone.
+ATLAS_FITS = ("wide", "narrow")
+
+
+def atlas_figures(result: dict, fit: str | None = None) -> list[dict]:
+    """The atlas of ``result`` (a plan, or a serving plan) in both layouts, or in the one named ``fit``.
+
+    The build's page holds both and its style shows the one that fits the view; the live page asks for
+    the one its view shows, so the other is neither computed, sent nor drawn at each input (issue 15).
+    """
+    return [diagram.atlas_layout(result, narrow=f == "narrow") for f in ATLAS_FITS if fit in (None, f)]
+
+
+def plan_view(inputs: Mapping, values: Mapping, result: dict, fit: str | None = None) -> dict:
+    """The atlas: its drawing (:func:`atlas_figures`), its tables and its launch settings
+    (:func:`calc.commands.export.launches`)."""
+    return {"figures": atlas_figures(result, fit),
             "tables": {"crossings": crossings_table(result["communications"]),
                        "memory": memory_table(result["memory_per_device"]),
                        "step": step_table(result), "stages": stages_table(result)},
@@ -410,9 +423,9 @@ def _sweep_table(points: list[dict]) -> dict:
                   "Inter-token latency", "Roofline floor", "Tokens/s per replica", "Memory per GPU"], rows)
 
 
-def infer_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
+def infer_view(inputs: Mapping, values: Mapping, result: dict, fit: str | None = None) -> dict:
     points = serving_sweep(values, result)
-    return {"figures": [diagram.atlas_layout(result), diagram.atlas_layout(result, narrow=True),
+    return {"figures": [*atlas_figures(result, fit),
                         diagram.serving_chart(points, result["batch"], result["max_concurrent_sequences"]),
                         diagram.memory_bars(result["memory_per_device"], diagram.SERVING_TERMS)],
             "tables": {"time": _serving_time_table(result), "sweep": _sweep_table(points),
@@ -428,8 +441,13 @@ def infer_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
 #: Commands whose page shows a view, and the function that makes it.
 PAGE_VIEWS = {"plan": plan_view, "device-memory": device_memory_view, "bubble": bubble_view, "search": search_view,
               "infer": infer_view}
+#: The views that draw the atlas, and so take the layout to draw (:func:`atlas_figures`).
+ATLAS_VIEWS = frozenset({"plan", "infer"})
 
 
-def page_view(command: str, inputs: Mapping, values: Mapping, result: dict) -> dict:
-    """The view of ``command``'s ``result`` for ``inputs`` parsed as ``values`` (see the module docstring)."""
+def page_view(command: str, inputs: Mapping, values: Mapping, result: dict, fit: str | None = None) -> dict:
+    """The view of ``command``'s ``result`` for ``inputs`` parsed as ``values`` (see the module docstring);
+    ``fit``: the one atlas layout to draw (:func:`atlas_figures`), for the views that draw one."""
+    if command in ATLAS_VIEWS:
+        return PAGE_VIEWS[command](inputs, values, result, fit)
     return PAGE_VIEWS[command](inputs, values, result)

@@ -168,3 +168,19 @@ def test_the_page_checks_what_it_sends_and_refuses_a_non_finite_value_by_name(mo
     monkeypatch.setattr(page_views, "page_view", lambda *a: {"x": [1.0, math.nan]})
     answer = ask(op="evaluate", command="plan", inputs=inputs)
     assert not answer["ok"] and answer["param"] == "inputs" and "view.x[1] = nan" in answer["message"]
+
+
+@pytest.mark.parametrize("command", ["plan", "infer"])
+def test_the_page_asks_for_the_atlas_layout_it_shows(command):
+    """"fit" draws the one atlas layout the page's view shows (the same drawing as in both); without it both;
+    anything else is one error naming it."""
+    inputs = atlas_defaults() if command == "plan" else dict(COMMANDS["infer"].example)
+    both = ask(op="evaluate", command=command, inputs=inputs)["view"]["figures"]
+    fits = [f["items"][0]["cls"] for f in both[:2]]
+    assert fits == ["atlas-fit atlas-fit--wide", "atlas-fit atlas-fit--narrow"]
+    for i, fit in enumerate(("wide", "narrow")):
+        one = ask(op="evaluate", command=command, inputs=inputs, fit=fit)["view"]["figures"]
+        assert one == [both[i]] + both[2:]  # the other drawings (the inference chart and bars) stay
+    answer = ask(op="evaluate", command=command, inputs=inputs, fit="tall")
+    assert answer == {"ok": False, "param": "fit",
+                      "message": "fit must be wide or narrow (the atlas layout the page shows), got 'tall'"}

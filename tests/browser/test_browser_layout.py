@@ -3,10 +3,13 @@
 The font size a reader sees is the text's computed font size (in the drawing's user units) times the
 drawing's scale on screen: ``getScreenCTM().a`` of the text, checked against the SVG's rendered width
 over its viewBox width. calc.diagram draws the atlas twice (wide, and narrow with its stages stacked);
-the page shows the one that fits (tools.css), and these tests measure the one shown.
+the build's page holds both and shows the one that fits (tools.css); a live answer draws only that one
+(calc-view.mjs: fit). These tests measure the one shown.
 """
 
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 import pytest
 from tests.browser.atlas_browser import Calculator, open_context
@@ -107,15 +110,24 @@ def test_atlas_labels_are_12px_at_375_without_javascript(browser, base_url, watc
         context.close()
 
 
-def test_atlas_drawing_starts_on_the_first_screen_at_1280x800(browser, base_url, watch):
-    """At 1280 × 800 the drawing's top is within the first 800 px, beside the split controls, which are
-    on the first screen too; the model and hardware stay folded. Its own context: the viewport."""
-    context = open_context(browser, base_url, watch, viewport={"width": 1280, "height": 800})
+@contextmanager
+def live_atlas(browser, base_url, watch, width: int):
+    """(page, calculator) of the atlas in a context of its own, ``width`` × 800 px, once Python is ready."""
+    context = open_context(browser, base_url, watch, viewport={"width": width, "height": 800})
     try:
         page = context.new_page()
         page.goto(ATLAS)
         calc = Calculator(page, "plan")
         assert calc.wait_state("ready") == "ready", calc.status()
+        yield page, calc
+    finally:
+        context.close()
+
+
+def test_atlas_drawing_starts_on_the_first_screen_at_1280x800(browser, base_url, watch):
+    """At 1280 × 800 the drawing's top is within the first 800 px, beside the split controls, which are
+    on the first screen too; the model and hardware stay folded. Its own context: the viewport."""
+    with live_atlas(browser, base_url, watch, 1280) as (page, calc):
         assert page.evaluate("scrollY") == 0
         svg = calc.root.locator("[data-view] svg.draw:visible")
         assert svg.count() == 1
@@ -127,8 +139,6 @@ def test_atlas_drawing_starts_on_the_first_screen_at_1280x800(browser, base_url,
         assert not calc.root.locator("details.calc__fold").evaluate("d => d.open")
         assert calc.root.locator('.calc__form [name="layers"]').is_hidden()
         assert page.evaluate("document.documentElement.scrollWidth") <= 1280
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize("path,uid", [(ATLAS + "?mode=inference", "atlas-serve"), ("/tools/inference/", "inference")])
@@ -159,3 +169,27 @@ def test_atlas_on_a_phone_draws_after_the_split_and_before_the_results(browser, 
         assert page.evaluate("document.documentElement.scrollWidth") <= 375
     finally:
         context.close()
+
+
+#: The layouts of the atlas drawings in the view, in order.
+FITS = """(view) => [...view.querySelectorAll(".atlas-fit")].map((g) => g.getAttribute("class")).join()"""
+
+
+def test_the_live_atlas_draws_the_layout_that_fits_and_redraws_when_that_changes(browser, base_url, watch):
+    """A live answer draws only the layout the view shows: at 1280 px the wide one alone; narrowing the window
+    to 375 px asks Python again and draws the narrow one alone (same plan, labels >= 12 px), widening it draws
+    the wide one. Its own context: the viewport changes."""
+    with live_atlas(browser, base_url, watch, 1280) as (page, calc):
+        view = calc.root.locator("[data-view]")
+        assert view.evaluate(FITS) == "atlas-fit atlas-fit--wide,atlas-fit atlas-fit--narrow"  # the build's
+        assert calc.set_inputs({"interleave": "2"}, blank_others=False) == "ready"
+        assert view.evaluate(FITS) == "atlas-fit atlas-fit--wide"
+        title = shown(calc)["title"]
+        for width, fit in ((375, "narrow"), (1280, "wide")):
+            page.set_viewport_size({"width": width, "height": 800})
+            page.wait_for_function(f"(view) => ({FITS})(view) === 'atlas-fit atlas-fit--{fit}'",
+                                   arg=view.element_handle())
+            assert calc.wait_state("ready") == "ready", calc.status()
+            d = shown(calc)
+            assert d["fit"] == f"atlas-fit atlas-fit--{fit}" and d["title"] == title and min(d["px"]) >= 12, width
+        assert watch.errors == [] and watch.offsite == []

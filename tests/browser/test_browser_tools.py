@@ -51,9 +51,11 @@ def open_tool(page, command: str, query: str = "") -> Calculator:
 
 
 def crossings_drawn(calc: Calculator) -> int:
-    """Crossings of the atlas drawing shown; the other layout (wide or narrow, hidden) draws as many."""
+    """Crossings of the atlas drawing shown. The build's drawing holds both layouts (the other one hidden, with as
+    many crossings); a live answer draws only the layout shown (calc-view.mjs: fit)."""
     shown = calc.root.locator("[data-view] svg g.atlas-crossing:visible").count()
-    assert calc.root.locator("[data-view] svg g.atlas-crossing").count() == 2 * shown
+    drawings = calc.root.locator("[data-view] svg.draw:has(.atlas-fit)").count()
+    assert drawings in (1, 2) and calc.root.locator("[data-view] svg g.atlas-crossing").count() == drawings * shown
     return shown
 
 
@@ -142,7 +144,7 @@ def test_the_builds_drawing_stays_for_the_default_inputs(page):
     defaults = calc.inputs()
     assert calc.set_inputs({"interleave": "2"}, blank_others=False) == "ready"
     assert page.evaluate("window.__redraws") == {"atlas-view": 1}
-    assert same_as_the_build(calc, "plan", calc.inputs()) == ""  # both layouts, crossings and legend
+    assert same_as_the_build(calc, "plan", calc.inputs(), "wide") == ""  # the layout 1280 px shows, crossings, legend
     assert calc.set_inputs(defaults, blank_others=False) == "ready"
     assert page.evaluate("window.__redraws") == {"atlas-view": 2}
     assert crossings_drawn(calc) == len(evaluate("plan", defaults)["communications"])
@@ -271,12 +273,13 @@ SAME_DRAWINGS = """(root, html) => {
 }"""
 
 
-def same_as_the_build(calc: Calculator, command: str, inputs: dict[str, str]) -> str:
-    """:data:`SAME_DRAWINGS` for ``inputs``, the build's side rendered here with the hook and the same calc."""
+def same_as_the_build(calc: Calculator, command: str, inputs: dict[str, str], fit: str | None = None) -> str:
+    """:data:`SAME_DRAWINGS` for ``inputs``, the build's side rendered here with the hook and the same calc
+    (``fit``: the one atlas layout, as the live page asks for it)."""
     from hooks.views import render_view
 
     from calc.views import page_view
-    view = page_view(command, inputs, COMMANDS[command].parse(inputs), evaluate(command, inputs))
+    view = page_view(command, inputs, COMMANDS[command].parse(inputs), evaluate(command, inputs), fit)
     return calc.root.evaluate(SAME_DRAWINGS, render_view(view, calc.root.get_attribute("id")))
 
 

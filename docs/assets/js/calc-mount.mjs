@@ -95,7 +95,7 @@ function mountCalculator(root, signal) {
   const byName = new Map(fields.map((field) => [field.name, field]));
   const chart = root.querySelector("[data-chart]");
   const ring = root.querySelector("[data-ring]") ? mountRing(root.querySelector("[data-ring]"), signal) : null;
-  const view = root.querySelector("[data-view]") ? mountView(root, signal) : null; // tool pages
+  const view = root.querySelector("[data-view]") ? mountView(root, signal, () => evaluate()) : null; // tool pages
   const launch = root.querySelector("[data-launch]") ? mountLaunch(root, signal) : null; // atlas, planner
   const pin = root.querySelector("[data-pin]") ? mountPin(root, fields, signal) : null; // atlas
   let latest = 0;
@@ -136,10 +136,10 @@ function mountCalculator(root, signal) {
   }
 
   async function evaluate() {
-    if (!shown) return;
+    if (!shown || runtime !== "ready") return;
     const id = ++latest;
     root.setAttribute("aria-busy", "true");
-    const reply = await request({ op: "evaluate", command, inputs: readInputs(fields) });
+    const reply = await request({ op: "evaluate", command, inputs: readInputs(fields), fit: view?.fit() });
     if (id !== latest || signal.aborted) return; // an answer for older inputs: a newer one is coming
     root.setAttribute("aria-busy", "false");
     if (reply.answer) showAnswer(reply.answer, reply.ms ?? 0);

@@ -146,8 +146,14 @@ export function openFolds(root, changed = false) {
   }
 }
 
-/** Make a tool's view and presets live; returns {update(answer, atDefaults)} for calc-mount.mjs. */
-export function mountView(root, signal) {
+// The atlas's layouts (calc.views.atlas_figures): tools.css shows the narrow one in a view narrower than this
+// (its container query: the wide drawing's smallest labels would come out under 12 px).
+const NARROW_BELOW_PX = 786;
+
+/** Make a tool's view and presets live; returns {update(answer, atDefaults), fit()} for calc-mount.mjs.
+ * `refit()` is called when the view crosses NARROW_BELOW_PX while it shows a live answer: the page asks
+ * Python for the atlas layout its view shows (fit()), not for both, so it must ask again then. */
+export function mountView(root, signal, refit = () => {}) {
   const view = root.querySelector("[data-view]");
   const form = root.querySelector(".calc__form");
   for (const button of root.querySelectorAll("[data-preset]")) {
@@ -163,8 +169,19 @@ export function mountView(root, signal) {
       form.querySelector("[name]").dispatchEvent(new Event("input", { bubbles: true }));
     }, { signal });
   }
-  let built = true; // the view shown is the build's, drawn for the default inputs (hooks/views.py)
+  let built = true; // the view shown is the build's, drawn for the default inputs (hooks/views.py), both layouts
+  let width = null; // the view's content width (px), as its container query measures it; null: not yet known
+  const fit = () => (width === null ? undefined : width < NARROW_BELOW_PX ? "narrow" : "wide");
+  const resized = new ResizeObserver(([entry]) => {
+    const before = fit();
+    width = entry.contentRect.width;
+    if (before !== undefined && fit() !== before && !built) refit();
+  });
+  resized.observe(view);
+  signal.addEventListener("abort", () => resized.disconnect(), { once: true });
   return {
+    /** The atlas layout to ask for: "wide" or "narrow", undefined (both) until the view has been measured. */
+    fit,
     /** Redraw for `answer`; `atDefaults`: it answers the default inputs. The build drew those already with the
      * same calc, so while its drawing is shown it stays: no new nodes to style and lay out when Python becomes
      * ready or a tool is shown again (issue 15). */
