@@ -269,6 +269,38 @@ def test_with_scripts_the_serving_tool_is_not_laid_out_until_the_switch_is_live(
     assert watch.offsite == []
 
 
+#: Layout shifts that moved the atlas (its training tool), recorded from the first paint.
+ATLAS_SHIFTS = """window.__atlasShifts = [];
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    if (entry.sources.some((s) => s.node?.id === "atlas")) window.__atlasShifts.push(entry.value);
+  }
+}).observe({ type: "layout-shift", buffered: true });"""
+
+
+def test_showing_the_switch_moves_nothing_below_it(browser, base_url, watch):
+    """With scripts the hidden switch holds its place, unseen, from the first paint (atlas.css), so showing it
+    moves nothing: the atlas is where it was while the page's scripts loaded, and Chromium records no layout
+    shift of it (appearing ~1 s into the load, the switch pushed it down 118 px at 412 px: a shift of 0.034)."""
+    hold = Hold("/calc-mount.mjs")
+    context = open_context(browser, base_url, watch, fault=hold, viewport={"width": 412, "height": 823})
+    context.add_init_script(ATLAS_SHIFTS)
+    try:
+        page = context.new_page()
+        with page.expect_request(lambda request: request.url.endswith("/calc-mount.mjs")):
+            page.goto(PATH)
+        atlas = Atlas(page)
+        assert atlas.switch.is_hidden()
+        top = atlas.training.root.bounding_box()["y"]
+        hold.release()
+        atlas.wait_shown("training")
+        assert atlas.switch.is_visible() and atlas.training.root.bounding_box()["y"] == top
+        assert page.evaluate("window.__atlasShifts") == []
+    finally:
+        context.close()
+    assert watch.offsite == []
+
+
 def test_both_modes_are_prerendered_without_javascript(browser, base_url, watch):
     """With JavaScript off both tools are on the page with calc's results for their default inputs, one after the
     other; the switch, which needs the script, is hidden."""
