@@ -193,3 +193,34 @@ def test_the_live_atlas_draws_the_layout_that_fits_and_redraws_when_that_changes
             d = shown(calc)
             assert d["fit"] == f"atlas-fit atlas-fit--{fit}" and d["title"] == title and min(d["px"]) >= 12, width
         assert watch.errors == [] and watch.offsite == []
+
+
+#: What each evaluate request the page sends asks for: (command, fit), fit null when absent.
+RECORD_FITS = """
+const post = Worker.prototype.postMessage;
+window.__fits = [];
+Worker.prototype.postMessage = function (message, ...rest) {
+  if (message?.request?.op === "evaluate") window.__fits.push([message.request.command, message.request.fit ?? null]);
+  return post.call(this, message, ...rest);
+};
+"""
+
+
+def test_only_a_view_with_an_atlas_asks_for_a_layout(browser, base_url, watch):
+    """The atlas asks for the layout its view shows; the timeline, with no atlas, asks for none, so a resize
+    never asks Python again for it (nor the planner for its search)."""
+    context = open_context(browser, base_url, watch, viewport={"width": 1280, "height": 800})
+    context.add_init_script(RECORD_FITS)
+    try:
+        page = context.new_page()
+        for path, command, field, value, fit in (("/tools/timeline/", "bubble", "microbatches", "12", None),
+                                                 (ATLAS, "plan", "interleave", "2", "wide")):
+            page.goto(path)
+            calc = Calculator(page, command)
+            assert calc.wait_state("ready") == "ready", calc.status()
+            assert calc.set_inputs({field: value}, blank_others=False) == "ready"
+            asked = page.evaluate("window.__fits")
+            assert asked and set(map(tuple, asked)) == {(command, fit)}, asked
+        assert watch.errors == [] and watch.offsite == []
+    finally:
+        context.close()

@@ -172,15 +172,18 @@ export function mountView(root, signal, refit = () => {}) {
   let built = true; // the view shown is the build's, drawn for the default inputs (hooks/views.py), both layouts
   let width = null; // the view's content width (px), as its container query measures it; null: not yet known
   const fit = () => (width === null ? undefined : width < NARROW_BELOW_PX ? "narrow" : "wide");
-  const resized = new ResizeObserver(([entry]) => {
-    const before = fit();
-    width = entry.contentRect.width;
-    if (before !== undefined && fit() !== before && !built) refit();
-  });
-  resized.observe(view);
-  signal.addEventListener("abort", () => resized.disconnect(), { once: true });
+  if (view.querySelector(".atlas-fit")) { // only a view with an atlas (the build drew it) has layouts to choose
+    const resized = new ResizeObserver(([entry]) => {
+      const before = fit();
+      width = entry.contentRect.width;
+      if (before !== undefined && fit() !== before && !built) refit();
+    });
+    resized.observe(view);
+    signal.addEventListener("abort", () => resized.disconnect(), { once: true });
+  }
   return {
-    /** The atlas layout to ask for: "wide" or "narrow", undefined (both) until the view has been measured. */
+    /** The atlas layout to ask for: "wide" or "narrow"; undefined (both) until the view has been measured, and
+     * in a view without an atlas, which a resize then never asks Python again for (the planner's search). */
     fit,
     /** Redraw for `answer`; `atDefaults`: it answers the default inputs. The build drew those already with the
      * same calc, so while its drawing is shown it stays: no new nodes to style and lay out when Python becomes
