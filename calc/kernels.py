@@ -42,6 +42,7 @@ instead ``FLOPs / (peak · compute_efficiency)`` (the one-efficiency model).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from .hardware import Hardware
 
@@ -87,14 +88,23 @@ def gemm_time(hw: Hardware, m: int, n: int, k: int, batch: int = 1, element_byte
     """
     if m <= 0 or n <= 0 or k <= 0 or batch <= 0:
         return 0.0
-    flops = 2.0 * m * n * k * batch
     if hw.compute_efficiency is not None:
-        return flops / (hw.flops_per_gpu * hw.compute_efficiency)
-    gpu, sms = hw.gpu, hw.gpu.sms
-    peak = hw.flops_per_gpu * gpu.gemm_efficiency
-    hbm = hw.hbm_bandwidth * gpu.hbm_efficiency
+        return 2.0 * m * n * k * batch / (hw.flops_per_gpu * hw.compute_efficiency)
+    gpu = hw.gpu
+    return _gemm_seconds(hw.flops_per_gpu * gpu.gemm_efficiency, hw.hbm_bandwidth * gpu.hbm_efficiency,
+                         gpu.gemm_k_half, gpu.sms, gpu.kernel_overhead_s, m, n, k, batch, element_bytes,
+                         element_bytes if weight_bytes is None else weight_bytes)
+
+
+@lru_cache(maxsize=4096)
+def _gemm_seconds(peak: float, hbm: float, k_half: float, sms: int, overhead: float, m: int, n: int, k: int,
+                  batch: int, element_bytes: float, weight_bytes: float) -> float:
+    """:func:`gemm_time` from the figures of the GPU it uses: ``peak`` = peak·η (FLOP/s), ``hbm`` = HBM·η_HBM
+    (bytes/s). Kept between calls: a page's answer to one input times the same few dozen shapes its previous
+    answer timed (the atlas's per-layer GEMMs do not change with the interleaving, the pipeline or the data
+    degree; the inference chart's batch sizes recur), at tens of microseconds each in the browser (issue 15)."""
+    flops = 2.0 * m * n * k * batch
     # What each split-K factor tried adds, whatever the tile: its K-depth factor and its fp32 partial sums.
-    k_half = gpu.gemm_k_half
     splits = [(split, (k / split) / (k / split + k_half), split * m * n * batch * 8.0 / hbm if split > 1 else 0.0)
               for split in _SPLIT_K if split == 1 or k // split >= _MIN_SPLIT_K]
     compute = math.inf
@@ -107,9 +117,8 @@ def gemm_time(hw: Hardware, m: int, n: int, k: int, batch: int = 1, element_byte
             t = flops / (rate * q_wave * q_k) + partial_sums  # the partial sums (fp32) are written and reduced
             if t < compute:
                 compute = t
-    wb = element_bytes if weight_bytes is None else weight_bytes
-    traffic = batch * (element_bytes * (m * k + m * n) + wb * k * n) / hbm
-    return max(compute, traffic) + gpu.kernel_overhead_s
+    traffic = batch * (element_bytes * (m * k + m * n) + weight_bytes * k * n) / hbm
+    return max(compute, traffic) + overhead
 
 
 def memory_time(hw: Hardware, nbytes: float, kernels: int = 1) -> float:
