@@ -113,10 +113,18 @@ def dumps(value: object) -> str:
     return json.dumps(value, allow_nan=False)
 
 
+#: Leaves :func:`plain` returns as they are, found by their exact type before any other test.
+_LEAVES = frozenset({int, float, str, bool, type(None)})
+#: Field names of each dataclass :func:`plain` has met (``dataclasses.fields`` rebuilds them at every call).
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def plain(x):
     """A JSON-able copy of ``x``: dataclasses as dicts of their fields, dicts, lists and tuples copied, other values
     as they are. What :func:`dataclasses.asdict` returns for the results ``calc`` builds (their leaves are numbers,
     strings, booleans and None), without its deep copy of every leaf: a plan of 1024 GPUs lists 7168 numbers.
+    Leaves are told by their exact type first, and a dataclass's field names are looked up once per class: the
+    atlas's plan is some 300 values, copied at every input (issue 15).
 
     >>> from dataclasses import asdict
     >>> from calc.plan import parallel
@@ -124,10 +132,16 @@ def plain(x):
     >>> plain(par) == asdict(par), plain((1, [2.5, {"a": None}]))
     (True, (1, [2.5, {'a': None}]))
     """
-    if is_dataclass(x) and not isinstance(x, type):
-        return {f.name: plain(getattr(x, f.name)) for f in fields(x)}
+    t = type(x)
+    if t in _LEAVES:
+        return x
+    names = _FIELD_NAMES.get(t)
+    if names is None and is_dataclass(t):
+        names = _FIELD_NAMES[t] = tuple(f.name for f in fields(t))
+    if names is not None:
+        return {name: plain(getattr(x, name)) for name in names}
     if isinstance(x, dict):
         return {k: plain(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return type(x)(plain(v) for v in x)
+        return t(plain(v) for v in x)
     return x
