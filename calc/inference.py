@@ -223,9 +223,7 @@ def check_serving_split(m: Model, sv: Serving, hw: Hardware, sp: Split) -> None:
     """
     c, e = sp.context, sp.expert
     check_degrees(m, hw.gpus, parallel(sp.data, sp.tensor, sp.pipeline, c, e))
-    if sv.batch % e:
-        raise CalcError("batch", f"a multiple of expert_parallel ({e}): the expert ranks split the batch for attention",
-                        sv.batch)
+    check_batch(sv, sp)
     if c > 1 and m.attention not in FLASH:
         raise CalcError("context_parallel", "1 with standard attention (ring attention needs a fused, flash kernel)",
                         c)
@@ -233,6 +231,13 @@ def check_serving_split(m: Model, sv: Serving, hw: Hardware, sp: Split) -> None:
         raise CalcError("context_parallel",
                         f"such that 2 × context_parallel divides prompt_tokens ({sv.prompt_tokens}) "
                         "(load-balanced causal split)", c)
+
+
+def check_batch(sv: Serving, sp: Split) -> None:
+    """The batch's one rule with the split: the expert ranks split it for attention."""
+    if sv.batch % sp.expert:
+        raise CalcError("batch", f"a multiple of expert_parallel ({sp.expert}): the expert ranks split the batch for "
+                        "attention", sv.batch)
 
 
 def gemm_hardware(hw: Hardware, prec: ServingPrecision, flops_per_gpu: float | None = None) -> Hardware:
@@ -747,11 +752,17 @@ def _setup(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | N
     if m.attention == "flash3" and hw.gpu.flash3_efficiency is None:
         raise CalcError("attention", f"flash or standard on {hw.gpu.name} (FlashAttention-3 needs a Hopper or "
                         "Blackwell GPU)", m.attention)
-    check_serving_split(m, sv, hw, sp)
-    gemm_hw = gemm_hardware(hw, sv.weight_precision, gemm_flops)
-    lay = layout(m, parallel(sp.data, sp.tensor, sp.pipeline, sp.context, sp.expert), SERVING_RANK_ORDER)
-    return _Setup(m, sv, sp, hw, gemm_hw, _shapes(m, sv, sp, lay.stage_layers), dict(lay.strides),
-                  {} if memo is None else memo)
+    memo = {} if memo is None else memo
+    # The split's checks and the stages do not depend on the batch but for its one rule (a multiple of the expert
+    # degree): the inference calculator's chart times about ten batch sizes at every input (issue 15).
+    key = ("setup", sp, replace(sv, batch=1), gemm_flops)
+    if key not in memo:
+        check_serving_split(m, replace(sv, batch=sp.expert), hw, sp)
+        gemm_hw = gemm_hardware(hw, sv.weight_precision, gemm_flops)
+        lay = layout(m, parallel(sp.data, sp.tensor, sp.pipeline, sp.context, sp.expert), SERVING_RANK_ORDER)
+        memo[key] = _Setup(m, sv, sp, hw, gemm_hw, _shapes(m, sv, sp, lay.stage_layers), dict(lay.strides), memo)
+    check_batch(sv, sp)
+    return replace(memo[key], sv=sv)
 
 
 def _placements(su: _Setup, step: _Step, mem: ServingMemory) -> tuple[StagePlacement, ...]:
