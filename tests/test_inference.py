@@ -312,3 +312,15 @@ def test_memo_shared_across_calls_gives_the_same_answer():
     infer(LLAMA8, replace(SV, batch=32), H100, split(data=8), memo=memo)
     b = infer(LLAMA8, SV, H100, split(data=4, tensor=2), memo=memo)
     assert a == b == infer(LLAMA8, SV, H100, split(data=4, tensor=2))
+
+
+def test_a_shared_setup_still_checks_each_batch():
+    """The split's setup is kept across batch sizes in one memo (the chart's sweep), but every batch is checked
+    against the split, and a later batch's answer is the one a fresh call gives."""
+    memo: dict = {}
+    sp = split(tensor=2, expert=4)
+    infer(MIXTRAL, serving(32, 2048, 512), H100, sp, memo=memo)
+    with pytest.raises(CalcError, match=r"^batch must be a multiple of expert_parallel \(4\)"):
+        infer(MIXTRAL, serving(30, 2048, 512), H100, sp, memo=memo)
+    assert infer(MIXTRAL, serving(64, 2048, 512), H100, sp, memo=memo) == infer(
+        MIXTRAL, serving(64, 2048, 512), H100, sp)

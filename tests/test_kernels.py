@@ -106,3 +106,15 @@ def test_weight_bytes_set_the_size_of_the_weights_operand_only():
     assert gemm_time(H100, 1, 8192, 8192, weight_bytes=2.0) == gemm_time(H100, 1, 8192, 8192)
     big = 8192
     assert gemm_time(H100, big, big, big, weight_bytes=0.5) == gemm_time(H100, big, big, big)  # compute-bound
+
+
+def test_gemm_times_kept_between_calls_follow_the_hardware_figures():
+    """GEMM times are cached by shape and by the GPU figures they read: the same shape on other figures (a
+    memory-bound GEMM on a slower HBM, a compute-bound one on a lower peak) is timed afresh."""
+    skinny = (1, 8192, 8192)  # one token through a weight matrix: memory-bound
+    slow_hbm = hardware(8, profile_name="h100-sxm5-80gb", hbm_bandwidth=H100.hbm_bandwidth / 2)
+    assert gemm_time(slow_hbm, *skinny) > 1.9 * (gemm_time(H100, *skinny) - H100.gpu.kernel_overhead_s)
+    low_peak = hardware(8, profile_name="h100-sxm5-80gb", flops_per_gpu=H100.flops_per_gpu / 2)
+    big = (8192, 8192, 8192)
+    assert gemm_time(low_peak, *big) > 1.9 * gemm_time(H100, *big)
+    assert gemm_time(H100, *big) == gemm_time(hardware(8, profile_name="h100-sxm5-80gb"), *big)
