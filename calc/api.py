@@ -46,20 +46,22 @@ def command(name: object) -> Command:
     return cmd
 
 
-def run(name: str, raw: Mapping[str, object], check: bool = True) -> tuple[dict, dict]:
+def run(name: str, raw: Mapping[str, object], page: bool = False) -> tuple[dict, dict]:
     """Parse ``raw`` once and compute: ``(values, result)``, the parsed inputs beside the result.
 
     The page's views and charts draw from ``values`` (:mod:`calc.page`), so nothing is parsed twice.
-    ``check``: refuse a result holding NaN or an infinity (:func:`check_finite`). The page passes False
-    and checks what it sends instead (:func:`page_values`, :func:`calc.page.page_request`): the whole
-    result can be far larger than that (a plan of 1024 GPUs lists every rank, 27 kB of JSON the page
-    never shows), and encoding it only to check it took a fifth of the atlas's time per input (issue 15).
+    A result holding NaN or an infinity is refused (:func:`check_finite`). With ``page`` the result is the page's:
+    computed by the command's ``page_compute`` where it has one (it leaves out what only the CLI prints: the plan's
+    listing of every rank), and not checked whole, since the page checks what it sends (:func:`page_values`,
+    :func:`calc.page.page_request`): encoding the whole result only to check it took a fifth of the atlas's time
+    per input (issue 15).
     """
     cmd = command(name)
     values = cmd.parse(raw)
+    if page:
+        return values, (cmd.page_compute or cmd.compute)(values)
     result = cmd.compute(values)
-    if check:
-        check_finite(result)
+    check_finite(result)
     return values, result
 
 

@@ -76,6 +76,9 @@ class Command:
     example: Mapping[str, str] = field(default_factory=dict)  #: the page's default inputs
     #: the CLI's text output when it is not one line per result (a file format, such as launch settings)
     render: Callable[[dict], str] | None = field(default=None, repr=False)
+    #: what the page computes instead of :attr:`compute`: the same result but for what only the CLI prints and the
+    #: page neither shows nor draws (the plan's listing of every rank: 1024 tuples for the atlas's default)
+    page_compute: Callable[[dict], dict] | None = field(default=None, repr=False)
 
     @property
     def spec_fields(self) -> dict[str, str]:

@@ -41,7 +41,7 @@ __all__ = ["page_request"]
 def _evaluate(request: dict) -> dict:
     cmd = command(request.get("command"))
     raw = _inputs(request)
-    values, result = run(cmd.name, raw, check=False)  # what is sent is checked: page_values, _strict
+    values, result = run(cmd.name, raw, page=True)  # what is sent is checked: page_values, _strict
     answer = page_values(cmd, result)
     if cmd.name == "allreduce":
         answer["chart"] = _series.chart_json(_series.allreduce_chart(
@@ -73,7 +73,7 @@ def _launch(request: dict) -> dict:
 def _compare(request: dict) -> dict:
     a = _views.pinned_inputs(request.get("pin"))
     b = _inputs(request)
-    _, result = run("compare", {"a": _views.plan_spec(a), "b": _views.plan_spec(b)}, check=False)
+    _, result = run("compare", {"a": _views.plan_spec(a), "b": _views.plan_spec(b)}, page=True)
     answer = page_values(COMMANDS["compare"], result)
     answer["view"] = _views.compare_view(result)
     return answer

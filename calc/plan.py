@@ -1903,7 +1903,8 @@ class Plan:
     training_days: float | None  #: for ``tokens`` training tokens, when given
     rank_order: tuple[str, ...]
     rank_strides: dict[str, int]
-    ranks: tuple[tuple[int, ...], ...] | None  #: (rank, data, pipeline, context, expert, tensor, node)
+    #: (rank, data, pipeline, context, expert, tensor, node); None above :data:`MAX_LISTED_RANKS` GPUs or unasked
+    ranks: tuple[tuple[int, ...], ...] | None
     fp8: bool = False  #: the linear layers in FP8 (``training.fp8``; MFU is then against the fp8 peak)
 
     def as_dict(self) -> dict:
@@ -1915,13 +1916,14 @@ class Plan:
 
 
 def plan(m: Model, micro_batch: int, global_batch: int, hw: Hardware, par: Parallel,
-         precision: str = "bf16-adam", tokens: float | None = None, fp8: bool = False) -> Plan:
+         precision: str = "bf16-adam", tokens: float | None = None, fp8: bool = False, list_ranks: bool = True) -> Plan:
     """Partition, memory per device, communications and step time of one configuration.
 
     ``step = m·t_max + (Σ_s t_s − t_max)/v + tail`` seconds (the assumptions are in the
     module docstring). Raises :class:`CalcError` for impossible combinations (see
     :func:`check_combination`); a plan that does not fit in memory is returned with
     ``memory_per_device.fits`` False and the binding term named.
+    ``list_ranks``: list every rank's coordinates (:func:`assemble`).
 
     >>> from calc.model import model
     >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
@@ -1932,7 +1934,7 @@ def plan(m: Model, micro_batch: int, global_batch: int, hw: Hardware, par: Paral
     (64, True, ['tensor', 'tensor'])
     """
     w = workload(m, global_batch, hw, precision, tokens, fp8)
-    return assemble(w, par, micro_batch)
+    return assemble(w, par, micro_batch, list_ranks)
 
 
 def assemble(w: Workload, par: Parallel, micro_batch: int, list_ranks: bool = True) -> Plan:

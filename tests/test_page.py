@@ -148,8 +148,9 @@ def _plan_with(monkeypatch, **changed):
     from dataclasses import replace
 
     cmd = COMMANDS["plan"]
-    compute = cmd.compute
-    monkeypatch.setitem(COMMANDS, "plan", replace(cmd, compute=lambda v: {**compute(v), **changed}))
+    compute, page_compute = cmd.compute, cmd.page_compute
+    monkeypatch.setitem(COMMANDS, "plan", replace(cmd, compute=lambda v: {**compute(v), **changed},
+                                                  page_compute=lambda v: {**page_compute(v), **changed}))
 
 
 def test_the_page_checks_what_it_sends_and_refuses_a_non_finite_value_by_name(monkeypatch):
@@ -184,3 +185,15 @@ def test_the_page_asks_for_the_atlas_layout_it_shows(command):
     answer = ask(op="evaluate", command=command, inputs=inputs, fit="tall")
     assert answer == {"ok": False, "param": "fit",
                       "message": "fit must be wide or narrow (the atlas layout the page shows), got 'tall'"}
+
+
+def test_the_atlas_is_planned_without_listing_every_rank():
+    """The page's plan lists no ranks (the CLI's does: 1024 of them at the atlas's defaults), and everything the page
+    shows or draws from it is the CLI's."""
+    _planned.cache_clear()
+    values, cli = run("plan", atlas_defaults())
+    _, page = run("plan", atlas_defaults(), page=True)
+    assert len(cli["ranks"]) == values["gpus"] == 1024 and page["ranks"] is None
+    assert {k: v for k, v in cli.items() if k != "ranks"} == {k: v for k, v in page.items() if k != "ranks"}
+    answer = ask(op="evaluate", command="plan", inputs=atlas_defaults())
+    assert answer["values"]["step_time_s"] == json.dumps(cli["step_time_s"])

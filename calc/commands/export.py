@@ -10,7 +10,7 @@ from .plan import _LLAMA3_8B, PLAN, planned
 
 
 def _compute_export(v: dict) -> dict:
-    m, p = planned(v)
+    m, p = planned(v, ranks=False)
     return _export.export(v["to"], p, m, v["precision"]).as_dict()
 
 
@@ -21,7 +21,7 @@ def launches(v: dict) -> dict[str, dict]:
     ``python -m calc export SPEC.json --to NAME`` prints — or ``{"ok": false, "param", "message"}``:
     the one line the CLI prints after ``error:`` saying why that framework cannot run the plan.
     """
-    m, p = planned(v)
+    m, p = planned(v, ranks=False)
     out: dict[str, dict] = {}
     for name in _export.FRAMEWORKS:
         try:

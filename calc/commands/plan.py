@@ -160,26 +160,32 @@ def _spec_parallel(v: dict) -> _plan.Parallel:
                           v["zero_group"])
 
 
-def planned(v: dict) -> tuple[_model.Model, _plan.Plan]:
-    """(model, plan) of a ``plan``'s parsed inputs ``v``.
+def planned(v: dict, ranks: bool = True) -> tuple[_model.Model, _plan.Plan]:
+    """(model, plan) of a ``plan``'s parsed inputs ``v``; with ``ranks``, the plan lists every rank
+    (:func:`calc.plan.assemble`), which only the CLI prints.
 
     The last is kept (plans are frozen): the atlas's answer computes the plan, then its launch
     settings (:func:`calc.commands.export.launches`) from the same inputs, and planned it twice,
-    a third of the atlas's time per input (issue 15).
+    a third of the atlas's time per input (issue 15). Both ask without the ranks, whose listing took
+    a tenth of the rest at the atlas's 1024 GPUs.
     """
-    return _planned(tuple(sorted(v.items())))
+    return _planned(tuple(sorted(v.items())), ranks)
 
 
 @lru_cache(maxsize=1)
-def _planned(key: tuple) -> tuple[_model.Model, _plan.Plan]:
+def _planned(key: tuple, ranks: bool) -> tuple[_model.Model, _plan.Plan]:
     v = dict(key)
     m = _spec_model(v)
     return m, _plan.plan(m, v["micro_batch"], v["global_batch"], _spec_hardware(v), _spec_parallel(v),
-                         v["precision"], v["tokens"], v["fp8"])
+                         v["precision"], v["tokens"], v["fp8"], list_ranks=ranks)
 
 
 def _compute_plan(v: dict) -> dict:
     return planned(v)[1].as_dict()
+
+
+def _page_plan(v: dict) -> dict:
+    return planned(v, ranks=False)[1].as_dict()
 
 
 #: Llama-3 8B's shape, from its preset (the one place it is written).
@@ -215,6 +221,7 @@ PLAN = Command(
         Result("rank_strides", "Rank strides (rank = Σ coordinate × stride)", "json"),
     ),
     compute=_compute_plan,
+    page_compute=_page_plan,
     example={**_LLAMA3_8B, "data_parallel": "8", "tensor_parallel": "8", "pipeline_parallel": "1",
              "context_parallel": "1", "expert_parallel": "1", "zero": "1", "sequence_parallel": "true",
              "recompute": "none", "interleave": "1"},
