@@ -73,7 +73,8 @@ from .plan import SERVING_RANK_ORDER, Communication, StagePlacement, check_degre
 
 __all__ = ["ServingPrecision", "SERVING_PRECISIONS", "serving_precision", "Serving", "serving", "Split", "split",
            "check_serving_split", "gemm_hardware", "ServingMemory", "Inference", "infer", "decode_roofline",
-           "DecodeRoofline", "ACTIVATION_BYTES", "model_weights", "DecodePoint", "decode_point"]
+           "DecodeRoofline", "ACTIVATION_BYTES", "model_weights", "DecodePoint", "decode_point", "decode_points",
+           "check_batch"]
 
 #: Bytes of one activation element while serving (bf16).
 ACTIVATION_BYTES = 2.0
@@ -752,17 +753,11 @@ def _setup(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | N
     if m.attention == "flash3" and hw.gpu.flash3_efficiency is None:
         raise CalcError("attention", f"flash or standard on {hw.gpu.name} (FlashAttention-3 needs a Hopper or "
                         "Blackwell GPU)", m.attention)
-    memo = {} if memo is None else memo
-    # The split's checks and the stages do not depend on the batch but for its one rule (a multiple of the expert
-    # degree): the inference calculator's chart times about ten batch sizes at every input (issue 15).
-    key = ("setup", sp, replace(sv, batch=1), gemm_flops)
-    if key not in memo:
-        check_serving_split(m, replace(sv, batch=sp.expert), hw, sp)
-        gemm_hw = gemm_hardware(hw, sv.weight_precision, gemm_flops)
-        lay = layout(m, parallel(sp.data, sp.tensor, sp.pipeline, sp.context, sp.expert), SERVING_RANK_ORDER)
-        memo[key] = _Setup(m, sv, sp, hw, gemm_hw, _shapes(m, sv, sp, lay.stage_layers), dict(lay.strides), memo)
-    check_batch(sv, sp)
-    return replace(memo[key], sv=sv)
+    check_serving_split(m, sv, hw, sp)
+    gemm_hw = gemm_hardware(hw, sv.weight_precision, gemm_flops)
+    lay = layout(m, parallel(sp.data, sp.tensor, sp.pipeline, sp.context, sp.expert), SERVING_RANK_ORDER)
+    return _Setup(m, sv, sp, hw, gemm_hw, _shapes(m, sv, sp, lay.stage_layers), dict(lay.strides),
+                  {} if memo is None else memo)
 
 
 def _placements(su: _Setup, step: _Step, mem: ServingMemory) -> tuple[StagePlacement, ...]:
@@ -787,7 +782,12 @@ def _bound(su: _Setup, st: StageStep) -> str:
 def _decode(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | None, refuse: bool,
             memo: dict | None) -> tuple[_Setup, ServingMemory, _Step, float]:
     """The setup, the memory, the decode step at the mean context and the replica's roofline floor (s)."""
-    su = _setup(m, sv, hw, sp, gemm_flops, memo)
+    return _decode_set_up(_setup(m, sv, hw, sp, gemm_flops, memo), refuse)
+
+
+def _decode_set_up(su: _Setup, refuse: bool) -> tuple[_Setup, ServingMemory, _Step, float]:
+    """:func:`_decode` of a setup already made."""
+    m, sv, hw, sp = su.m, su.sv, su.hw, su.sp
     mem = _memory(su.shapes, hw, sv, sp.context, sv.batch // sp.expert)
     if not mem.fits and refuse:
         _refuse_unfit(mem, sv, sp, hw)
@@ -828,6 +828,30 @@ def decode_point(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: flo
     """
     _, mem, mean, floor = _decode(m, sv, hw, sp, gemm_flops, True, memo)
     return DecodePoint(sv.batch, mean.time_s, floor, sv.batch / mean.time_s, mem.total_bytes)
+
+
+def decode_points(m: Model, sv: Serving, hw: Hardware, sp: Split, batches: list[int],
+                  gemm_flops: float | None = None) -> list[DecodePoint]:
+    """:func:`decode_point` of ``sv`` at each batch size of ``batches``, the split checked and its stages made once:
+    they do not depend on the batch but for one rule (:func:`check_batch`, checked for each). The inference
+    calculator's chart asks for about ten batch sizes at every input (issue 15). Not in :func:`infer` itself:
+    a search's splits are each costed once, and a setup kept per split only cost it time.
+
+    >>> from calc.hardware import hardware
+    >>> from calc.model import model
+    >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
+    >>> hw, sv, sp = hardware(8, profile_name="h100-sxm5-80gb"), serving(16, 1024, 256), split(data=4, tensor=2)
+    >>> decode_points(llama, sv, hw, sp, [8, 32]) == [decode_point(llama, replace(sv, batch=b), hw, sp) for b in (8, 32)]
+    True
+    """
+    su = _setup(m, replace(sv, batch=sp.expert), hw, sp, gemm_flops, {})
+    points = []
+    for b in batches:
+        sv_b = replace(sv, batch=b)
+        check_batch(sv_b, sp)
+        _, mem, mean, floor = _decode_set_up(replace(su, sv=sv_b), True)
+        points.append(DecodePoint(b, mean.time_s, floor, b / mean.time_s, mem.total_bytes))
+    return points
 
 
 def infer(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | None = None,

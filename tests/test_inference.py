@@ -6,7 +6,8 @@ import pytest
 
 from calc.errors import CalcError
 from calc.hardware import hardware
-from calc.inference import (SERVING_PRECISIONS, check_serving_split, decode_roofline, gemm_hardware, infer, model_weights,
+from calc.inference import (SERVING_PRECISIONS, check_serving_split, decode_point, decode_points, decode_roofline,
+                            gemm_hardware, infer, model_weights,
                             serving, serving_precision, split)
 from calc.kvcache import kv_bytes_per_token
 from calc.model import model
@@ -314,13 +315,12 @@ def test_memo_shared_across_calls_gives_the_same_answer():
     assert a == b == infer(LLAMA8, SV, H100, split(data=4, tensor=2))
 
 
-def test_a_shared_setup_still_checks_each_batch():
-    """The split's setup is kept across batch sizes in one memo (the chart's sweep), but every batch is checked
-    against the split, and a later batch's answer is the one a fresh call gives."""
-    memo: dict = {}
+def test_a_sweep_makes_the_setup_once_and_still_checks_each_batch():
+    """decode_points (the inference chart's sweep) gives decode_point's figures at each batch, with the split's
+    setup made once, and refuses a batch the expert ranks cannot split, as infer does."""
     sp = split(tensor=2, expert=4)
-    infer(MIXTRAL, serving(32, 2048, 512), H100, sp, memo=memo)
+    sv = serving(32, 2048, 512)
+    assert decode_points(MIXTRAL, sv, H100, sp, [8, 64]) == [
+        decode_point(MIXTRAL, replace(sv, batch=b), H100, sp) for b in (8, 64)]
     with pytest.raises(CalcError, match=r"^batch must be a multiple of expert_parallel \(4\)"):
-        infer(MIXTRAL, serving(30, 2048, 512), H100, sp, memo=memo)
-    assert infer(MIXTRAL, serving(64, 2048, 512), H100, sp, memo=memo) == infer(
-        MIXTRAL, serving(64, 2048, 512), H100, sp)
+        decode_points(MIXTRAL, sv, H100, sp, [8, 30])

@@ -77,9 +77,7 @@ def decode_points(v: dict, batches) -> list[_inference.DecodePoint]:
     must fit; one that does not is refused as ``infer`` refuses it.
     """
     m, sv, hw, gemm_flops = _spec_serving(v)
-    sp, memo = _split(v), {}
-    return [_inference.decode_point(m, replace(sv, batch=count("batch", b)), hw, sp, gemm_flops, memo)
-            for b in batches]
+    return _inference.decode_points(m, sv, hw, _split(v), [count("batch", b) for b in batches], gemm_flops)
 
 
 def _compute_infer(v: dict) -> dict:
