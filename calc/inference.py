@@ -73,7 +73,7 @@ from .plan import SERVING_RANK_ORDER, Communication, StagePlacement, check_degre
 
 __all__ = ["ServingPrecision", "SERVING_PRECISIONS", "serving_precision", "Serving", "serving", "Split", "split",
            "check_serving_split", "gemm_hardware", "ServingMemory", "Inference", "infer", "decode_roofline",
-           "DecodeRoofline", "ACTIVATION_BYTES", "model_weights", "DecodePoint", "decode_point", "decode_points",
+           "DecodeRoofline", "ACTIVATION_BYTES", "model_weights", "DecodePoint", "decode_points",
            "check_batch"]
 
 #: Bytes of one activation element while serving (bf16).
@@ -812,36 +812,21 @@ class DecodePoint:
     memory_bytes: float  #: ``memory_per_device.total_bytes``
 
 
-def decode_point(m: Model, sv: Serving, hw: Hardware, sp: Split, gemm_flops: float | None = None,
-                 memo: dict | None = None) -> DecodePoint:
-    """:func:`infer`'s decode figures for ``sv`` (one point of the inference calculator's batch sweep);
-    a batch that does not fit is refused as :func:`infer` refuses it.
-
-    >>> from calc.hardware import hardware
-    >>> from calc.model import model
-    >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
-    >>> hw, sv, sp = hardware(8, profile_name="h100-sxm5-80gb"), serving(16, 1024, 256), split(data=4, tensor=2)
-    >>> d, r = decode_point(llama, sv, hw, sp), infer(llama, sv, hw, sp)
-    >>> (d.decode_time_per_token_s, d.decode_floor_s, d.memory_bytes) == (
-    ...     r.decode_time_per_token_s, r.decode_floor_s, r.memory_per_device.total_bytes)
-    True
-    """
-    _, mem, mean, floor = _decode(m, sv, hw, sp, gemm_flops, True, memo)
-    return DecodePoint(sv.batch, mean.time_s, floor, sv.batch / mean.time_s, mem.total_bytes)
-
-
 def decode_points(m: Model, sv: Serving, hw: Hardware, sp: Split, batches: list[int],
                   gemm_flops: float | None = None) -> list[DecodePoint]:
-    """:func:`decode_point` of ``sv`` at each batch size of ``batches``, the split checked and its stages made once:
-    they do not depend on the batch but for one rule (:func:`check_batch`, checked for each). The inference
-    calculator's chart asks for about ten batch sizes at every input (issue 15). Not in :func:`infer` itself:
-    a search's splits are each costed once, and a setup kept per split only cost it time.
+    """:func:`infer`'s decode figures for ``sv`` at each batch size of ``batches`` (the inference calculator's
+    chart, about ten batch sizes at every input); a batch that does not fit is refused as :func:`infer` refuses it.
+    The split is checked and its stages made once: they do not depend on the batch but for one rule
+    (:func:`check_batch`, checked for each). Not in :func:`infer` itself: a search's splits are each costed once,
+    and a setup kept per split only cost it time (issue 15).
 
     >>> from calc.hardware import hardware
     >>> from calc.model import model
     >>> llama = model(32, 4096, 32, 128256, 8192, kv_heads=8, ffn_hidden=14336, gated_mlp=True)
     >>> hw, sv, sp = hardware(8, profile_name="h100-sxm5-80gb"), serving(16, 1024, 256), split(data=4, tensor=2)
-    >>> decode_points(llama, sv, hw, sp, [8, 32]) == [decode_point(llama, replace(sv, batch=b), hw, sp) for b in (8, 32)]
+    >>> (d,), r = decode_points(llama, sv, hw, sp, [16]), infer(llama, sv, hw, sp)
+    >>> (d.decode_time_per_token_s, d.decode_floor_s, d.memory_bytes) == (
+    ...     r.decode_time_per_token_s, r.decode_floor_s, r.memory_per_device.total_bytes)
     True
     """
     su = _setup(m, replace(sv, batch=sp.expert), hw, sp, gemm_flops, {})

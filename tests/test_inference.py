@@ -6,7 +6,7 @@ import pytest
 
 from calc.errors import CalcError
 from calc.hardware import hardware
-from calc.inference import (SERVING_PRECISIONS, check_serving_split, decode_point, decode_points, decode_roofline,
+from calc.inference import (SERVING_PRECISIONS, check_serving_split, decode_points, decode_roofline,
                             gemm_hardware, infer, model_weights,
                             serving, serving_precision, split)
 from calc.kvcache import kv_bytes_per_token
@@ -316,11 +316,13 @@ def test_memo_shared_across_calls_gives_the_same_answer():
 
 
 def test_a_sweep_makes_the_setup_once_and_still_checks_each_batch():
-    """decode_points (the inference chart's sweep) gives decode_point's figures at each batch, with the split's
+    """decode_points (the inference chart's sweep) gives infer's decode figures at each batch, with the split's
     setup made once, and refuses a batch the expert ranks cannot split, as infer does."""
     sp = split(tensor=2, expert=4)
     sv = serving(32, 2048, 512)
-    assert decode_points(MIXTRAL, sv, H100, sp, [8, 64]) == [
-        decode_point(MIXTRAL, replace(sv, batch=b), H100, sp) for b in (8, 64)]
+    for d, b in zip(decode_points(MIXTRAL, sv, H100, sp, [8, 64]), (8, 64)):
+        r = infer(MIXTRAL, replace(sv, batch=b), H100, sp)
+        assert (d.batch, d.decode_time_per_token_s, d.decode_floor_s, d.memory_bytes) == (
+            b, r.decode_time_per_token_s, r.decode_floor_s, r.memory_per_device.total_bytes)
     with pytest.raises(CalcError, match=r"^batch must be a multiple of expert_parallel \(4\)"):
         decode_points(MIXTRAL, sv, H100, sp, [8, 30])

@@ -72,7 +72,7 @@ def _split(v: dict) -> _inference.Split:
 def decode_points(v: dict, batches) -> list[_inference.DecodePoint]:
     """``infer``'s decode figures on the parsed inputs ``v`` at each batch size of ``batches``
     (sequences per replica): what ``infer`` gives for ``{**v, "batch": b}``, with the model, hardware
-    and split built once and their per-layer costs shared (``infer``'s ``memo``), and no prefill. The
+    and split built once (:func:`calc.inference.decode_points`), and no prefill. The
     inference calculator's chart asks for about ten batch sizes on every input (issue 15). Each batch
     must fit; one that does not is refused as ``infer`` refuses it.
     """
