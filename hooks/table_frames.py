@@ -17,10 +17,15 @@ OPEN = '<div class="md-typeset__scrollwrap"><div class="md-typeset__table">'
 CLOSE = "</div></div>"
 #: A table's start or end tag; a start tag with a class attribute is not the theme's to wrap.
 TAG = re.compile(r"<(/?)table\b([^>]*)>", re.I)
+#: A table that scrolls in a region of its own (a tool's view: ``partials/calc/table.html``), framed once already.
+OWN_FRAME = re.compile(r"""\bdata-frame\s*=\s*["']?own\b""", re.I)
 
 
 def frame_tables(html: str, where: str) -> str:
-    """``html`` with each table that has no class attribute in the theme's frame.
+    """``html`` with each table that has no class attribute in the theme's frame, but for a table marked
+    ``data-frame="own"``: a tool's table, which scrolls in its own focusable region, as the page draws it.
+    A second frame in that region was a second scrolling box, which the page's observer of scrolling frames
+    (``scrollable.mjs``) could not measure while the view's tables off screen are not rendered (``tools.css``).
 
     Raises ``ValueError`` naming ``where`` (the page) for a table inside a table, which the theme would
     frame too and this does not, or for unbalanced table tags.
@@ -32,7 +37,7 @@ def frame_tables(html: str, where: str) -> str:
             depth += 1
             if depth > 1:
                 raise ValueError(f"{where}: a table inside a table; hooks/table_frames.py frames top-level tables only")
-            framed.append(re.search(r"\bclass\s*=", attributes, re.I) is None)
+            framed.append(re.search(r"\bclass\s*=", attributes, re.I) is None and not OWN_FRAME.search(attributes))
             if framed[-1]:
                 out += [html[last:m.start()], OPEN]
                 last = m.start()

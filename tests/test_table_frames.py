@@ -19,6 +19,12 @@ def test_a_table_with_a_class_is_not_the_themes_to_frame():
     assert frame_tables(html, "p.md") == f'<table class="x"><tr><td>1</td></tr></table>{OPEN}<table><tr><td>2</td></tr></table>{CLOSE}'
 
 
+def test_a_table_in_a_region_of_its_own_is_left_alone():
+    html = '<div role="region"><table data-frame="own"><tr><td>1</td></tr></table></div><table data-frame="x"></table>'
+    assert frame_tables(html, "p.md") == (
+        f'<div role="region"><table data-frame="own"><tr><td>1</td></tr></table></div>{OPEN}<table data-frame="x"></table>{CLOSE}')
+
+
 def test_no_table_no_change():
     assert frame_tables("<p>tablet</p><tablex>", "p.md") == "<p>tablet</p><tablex>"
 

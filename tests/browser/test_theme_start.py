@@ -57,16 +57,20 @@ def test_the_bundle_finds_the_stylesheets_absolute_and_the_root_marked(cold_page
 @pytest.mark.parametrize("path", ["/strategies/sharding/", "/tools/atlas/"])
 def test_tables_come_framed_and_the_bundle_moves_none(cold_page, path):
     """Every table of the content without a class sits in the theme's scrolling frame, exactly one, as the theme
-    framed them (hooks/table_frames.py writes the frames; hooks/theme_js.py stops the bundle looking), and no
-    table is taken out of the page and put back after load."""
+    framed them (hooks/table_frames.py writes the frames; hooks/theme_js.py stops the bundle looking), but for a
+    tool's tables, which scroll in their own region and have no other frame; and no table is taken out of the page
+    and put back after load."""
     cold_page.add_init_script(RECORD)
     cold_page.goto(path)
     cold_page.wait_for_function("() => typeof document$ !== 'undefined' && document.readyState === 'complete'")
-    tables, framed, nested = cold_page.evaluate("""() => {
-      const tables = [...document.querySelectorAll(".md-content table:not([class])")];
+    tables, framed, nested, own, own_misplaced = cold_page.evaluate("""() => {
+      const tables = [...document.querySelectorAll(".md-content table:not([class]):not([data-frame='own'])")];
+      const own = [...document.querySelectorAll(".md-content table[data-frame='own']")];
       return [tables.length,
               tables.filter((t) => t.parentElement.matches(".md-typeset__scrollwrap > .md-typeset__table")).length,
-              document.querySelectorAll(".md-typeset__table .md-typeset__table").length];
+              document.querySelectorAll(".md-typeset__table .md-typeset__table").length,
+              own.length, own.filter((t) => !t.parentElement.matches(".tool__table[role=region][tabindex='0']")).length];
     }""")
-    assert tables > 0 and framed == tables and nested == 0, (tables, framed, nested)
+    assert framed == tables and nested == 0, (tables, framed, nested)
+    assert (tables if path == "/strategies/sharding/" else own) > 0 and own_misplaced == 0, (tables, own, own_misplaced)
     assert cold_page.evaluate("window.__moved") == 0

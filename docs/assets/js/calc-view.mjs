@@ -112,6 +112,7 @@ export function table(name, t) {
   wrap.setAttribute("role", "region");
   wrap.setAttribute("aria-label", t.caption);
   const tableEl = document.createElement("table");
+  tableEl.dataset.frame = "own"; // the region is its scrolling frame: the build adds no other (hooks/table_frames.py)
   const caption = document.createElement("caption");
   caption.textContent = t.caption;
   const head = document.createElement("tr");
