@@ -109,7 +109,7 @@ def table_html(name: str, table: dict) -> str:
 
 def render_view(view: dict, uid: str) -> str:
     """A tool's drawings and tables (``view.html``)."""
-    figures = [svg(d, f"{uid}-fig{i}") for i, d in enumerate(view["figures"])]
+    figures = [(svg(d, f"{uid}-fig{i}"), d["w"], d["h"]) for i, d in enumerate(view["figures"])]
     tables = [table_html(name, t) for name, t in view["tables"].items()]
     return templates.render("view.html", uid=uid, figures=figures, tables=tables)
 

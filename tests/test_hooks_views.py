@@ -13,7 +13,8 @@ from calc.api import COMMANDS, evaluate
 from calc.diagram import atlas_layout
 from calc.presets import ATLAS_DEFAULT, INFERENCE_DEFAULT, INFERENCE_PRESETS, PRESETS
 from hooks.markers import MARKER_RE, parse
-from hooks.views import preset_inputs, render_presets, render_tool_marker, svg, table_html
+from hooks.table_frames import frame_tables
+from hooks.views import preset_inputs, render_presets, render_tool_marker, render_view, svg, table_html
 from tests.test_diagram import SPLITS, plan_for
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -67,6 +68,19 @@ def test_table_html_links_are_attributes():
     out = table_html("t", {"caption": "c", "head": ["a"], "rows": [[{"text": "<x>", "href": "../atlas/?a=1&b=2"}]],
                            "align": "l"})
     assert '<a href="../atlas/?a=1&amp;b=2">&lt;x&gt;</a>' in out
+
+
+def test_a_views_figures_take_their_drawings_ratio_and_its_tables_no_second_frame():
+    """Each figure of a view has its drawing's aspect ratio (its height while the page skips it off screen, tools.css);
+    each table scrolls in its own region, so the build frames none of them again (hooks/table_frames.py)."""
+    a = {"w": 720, "h": 312.5, "title": "a", "desc": "a", "items": []}
+    b = {"w": 270, "h": 1000, "title": "b", "desc": "b", "items": []}
+    t = {"caption": "c", "head": ["a"], "rows": [["1"]], "align": "l"}
+    html = frame_tables(render_view({"figures": [a, b], "tables": {"t": t, "u": t}}, "v"), "p.md")
+    figures = [m for m in html.split("<figure")[1:]]
+    assert [f.split(">", 1)[0] for f in figures] == [' class="tool__figure" style="aspect-ratio: 720 / 312.5;"',
+                                                      ' class="tool__figure" style="aspect-ratio: 270 / 1000;"']
+    assert html.count('<table data-frame="own">') == 2 and "md-typeset__scrollwrap" not in html
 
 
 def test_tool_marker_offers_the_serving_presets_and_groups_the_serving_fields():

@@ -118,17 +118,16 @@ def test_presets_load_and_render(page):
             assert query == {}, name  # only non-default values are kept
 
 
-#: Counts, per tool view, the times its drawings and tables were replaced (calc-view.mjs replaceChildren);
+#: Counts, per tool view, the times it was redrawn (calc-view.mjs sets the calculator's data-draw-ms at each redraw);
 #: installed once per document, which instant navigation keeps.
 COUNT_REDRAWS = """() => {
   window.__redraws = {};
   new MutationObserver((records) => {
     for (const r of records) {
-      if (r.type === "childList" && r.target.matches?.("[data-view]")) {
-        window.__redraws[r.target.id] = (window.__redraws[r.target.id] ?? 0) + 1;
-      }
+      const id = r.target.querySelector("[data-view]").id;
+      window.__redraws[id] = (window.__redraws[id] ?? 0) + 1;
     }
-  }).observe(document, { subtree: true, childList: true });
+  }).observe(document, { subtree: true, attributes: true, attributeFilter: ["data-draw-ms"] });
 }"""
 
 
@@ -148,6 +147,53 @@ def test_the_builds_drawing_stays_for_the_default_inputs(page):
     assert calc.set_inputs(defaults, blank_others=False) == "ready"
     assert page.evaluate("window.__redraws") == {"atlas-view": 2}
     assert crossings_drawn(calc) == len(evaluate("plan", defaults)["communications"])
+
+
+#: The view's parts (figures, tables) as (the same element as before the last mark?, rendering skipped?, height px).
+VIEW_PARTS = """(root, mark) => [...root.querySelector("[data-view]").children].map((el, i) => {
+  const same = window.__parts?.[i] === el;
+  if (mark) (window.__parts ??= [])[i] = el;
+  return [same, !el.firstElementChild.checkVisibility({ contentVisibilityAuto: true }), el.getBoundingClientRect().height];
+})"""
+
+#: Whether each table of the view reads as the build's HTML ``html`` of the same answer does.
+SAME_TABLES = """(root, html) => {
+  const built = document.createElement("div");
+  built.innerHTML = html;
+  const text = (scope) => [...scope.querySelectorAll(".tool__table")].map((t) => [t.dataset.table, t.textContent]);
+  return JSON.stringify(text(root.querySelector("[data-view]"))) === JSON.stringify(text(built));
+}"""
+
+
+def test_parts_off_screen_keep_their_elements_and_stay_unrendered(page):
+    """The inference calculator's view is five screens long at 1280 x 720: its parts far off screen are not rendered
+    (tools.css, content-visibility: auto), and an answer keeps each part and fills it anew (calc-view.mjs refill), so
+    they stay unrendered: a new element would be styled and laid out once first. What they hold is the new answer, and
+    a figure skipped is as tall as it is once shown."""
+    from hooks.views import render_view
+
+    from calc.views import page_view
+    calc = Calculator(page, "infer")
+    visit(page, "/tools/inference/")
+    assert calc.wait_state("ready") == "ready", calc.status()
+    assert calc.set_inputs({"batch": "12"}, blank_others=False) == "ready"  # the build's two atlas layouts -> the one shown
+    before = calc.root.evaluate(VIEW_PARTS, True)
+    assert any(skipped for _, skipped, _ in before[1:]) and not before[0][1]  # the first figure is near the form
+    inputs = {**calc.inputs(), "batch": "24"}
+    assert calc.set_inputs(inputs) == "ready"
+    after = calc.root.evaluate(VIEW_PARTS, False)
+    assert [same for same, _, _ in after] == [True] * len(before)
+    assert [skipped for _, skipped, _ in after] == [skipped for _, skipped, _ in before]
+    assert same_as_the_build(calc, "infer", inputs, "wide") == ""
+    view = page_view("infer", inputs, COMMANDS["infer"].parse(inputs), evaluate("infer", inputs), "wide")
+    assert calc.root.evaluate(SAME_TABLES, render_view(view, calc.root.get_attribute("id")))
+    figure = max(i for i, (_, skipped, _) in enumerate(after) if skipped
+                 and calc.root.locator("[data-view] > *").nth(i).evaluate("el => el.localName") == "figure")
+    part = calc.root.locator("[data-view] > *").nth(figure)
+    part.scroll_into_view_if_needed()
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    shown = calc.root.evaluate(VIEW_PARTS, False)[figure]
+    assert not shown[1] and abs(shown[2] - after[figure][2]) < 1, (shown, after[figure])
 
 
 def test_url_restores_the_atlas(page, tmp_path):

@@ -91,6 +91,28 @@ export function drawing(d, uid) {
   return svg;
 }
 
+/** A drawing in its figure, as the build writes it (figure.html): its aspect ratio is the drawing's, so the
+ * figure keeps the drawing's height while its rendering is skipped off screen (tools.css, content-visibility). */
+function figure(d, uid) {
+  const el = document.createElement("figure");
+  el.className = "tool__figure";
+  el.style.aspectRatio = `${d.w} / ${d.h}`;
+  el.append(drawing(d, uid));
+  return el;
+}
+
+/** Give `shown`, a part of the view, the attributes and children of `fresh`, the same kind of part drawn for a new
+ * answer. A part kept is a part whose rendering stays skipped while it is off screen (tools.css: content-visibility:
+ * auto); a new element would be styled and laid out once before the browser finds it off screen (issue 15). */
+function refill(shown, fresh) {
+  for (const name of shown.getAttributeNames()) if (!fresh.hasAttribute(name)) shown.removeAttribute(name);
+  for (const name of fresh.getAttributeNames()) {
+    const value = fresh.getAttribute(name);
+    if (shown.getAttribute(name) !== value) shown.setAttribute(name, value);
+  }
+  shown.replaceChildren(...fresh.childNodes);
+}
+
 function cell(tag, value, right) {
   const el = document.createElement(tag);
   if (right) el.className = "num";
@@ -193,14 +215,12 @@ export function mountView(root, signal, refit = () => {}) {
       if (!answer.view || (built && atDefaults)) return;
       built = false;
       const started = performance.now();
-      const parts = answer.view.figures.map((d, i) => {
-        const figure = document.createElement("figure");
-        figure.className = "tool__figure";
-        figure.append(drawing(d, `${root.id}-fig${i}`));
-        return figure;
-      });
+      const parts = answer.view.figures.map((d, i) => figure(d, `${root.id}-fig${i}`));
       for (const [name, t] of Object.entries(answer.view.tables)) parts.push(table(name, t));
-      view.replaceChildren(...parts);
+      const shown = [...view.children];
+      if (shown.length === parts.length && shown.every((el, i) => el.className === parts[i].className)) {
+        shown.forEach((el, i) => refill(el, parts[i]));
+      } else view.replaceChildren(...parts);
       root.dataset.drawMs = (performance.now() - started).toFixed(2);
     },
   };
