@@ -385,9 +385,16 @@ DEFAULT_SLOWDOWN = 4.0
 BRACKET_MIDDLE_INDEX = 1750.0
 
 
+#: Inputs traced per tool for :func:`rendering_per_input` (after the timed ones, so tracing does not slow those).
+TRACED_INPUTS = 8
+#: Chromium's trace events of the main thread's rendering, by phase (devtools.timeline).
+RENDER_PHASES = {"UpdateLayoutTree": "style", "Layout": "layout", "PrePaint": "paint", "Paint": "paint"}
+
+
 def input_latency(page, n: int) -> dict[str, list]:
     """:data:`INPUT_CASES` typed into each page (``page``'s context has its files cached), ``n`` inputs each, from
-    the moment it is ready (during the worker's warm-up, as a reader who types at once); then the warm-up's mark."""
+    the moment it is ready (during the worker's warm-up, as a reader who types at once); then the warm-up's mark,
+    and the rendering of :data:`TRACED_INPUTS` more (:func:`rendering_per_input`)."""
     out = {}
     for path, command, name, values in INPUT_CASES:
         page.goto(path)
@@ -396,17 +403,39 @@ def input_latency(page, n: int) -> dict[str, list]:
         out[command] = page.evaluate(INPUT_LOOP, [command, name, [values[i % len(values)] for i in range(n)]])
         page.wait_for_function("() => performance.getEntriesByName('calc:warm').length > 0", timeout=60_000)
         out[command].append(page.evaluate("performance.getEntriesByName('calc:warm')[0].detail"))
+        out[command].append(rendering_per_input(page, [command, name, [values[(n + i) % len(values)]
+                                                                       for i in range(TRACED_INPUTS)]]))
     return out
 
 
+def rendering_per_input(page, loop_args: list) -> dict[str, float]:
+    """The main thread's style, layout and paint per input (ms, summed from Chromium's trace over the inputs of
+    ``loop_args``, :data:`INPUT_LOOP`'s arguments, and divided by their number). Style worked out inside layout
+    (a tool's view is a size container) counts as layout; the page's viewport is the bench's, 1280 x 720, where a
+    tool view's parts far below are not rendered (tools.css)."""
+    browser = page.context.browser
+    with tempfile.TemporaryDirectory(prefix="atlas-trace-") as tmp:
+        trace = Path(tmp) / "trace.json"
+        browser.start_tracing(page=page, path=str(trace), categories=["devtools.timeline"])
+        page.evaluate(INPUT_LOOP, loop_args)
+        browser.stop_tracing()
+        events = json.loads(trace.read_text())["traceEvents"]
+    ms = {"style": 0.0, "layout": 0.0, "paint": 0.0}
+    for e in events:
+        if e.get("ph") == "X" and e.get("name") in RENDER_PHASES:
+            ms[RENDER_PHASES[e["name"]]] += e.get("dur", 0) / 1000 / len(loop_args[2])
+    return ms
+
+
 def print_inputs(inputs: dict[str, list]) -> None:
-    for command, (dom, frame, refused, warm) in inputs.items():
+    for command, (dom, frame, refused, warm, render) in inputs.items():
         p95 = percentile(dom, .95)
         print(f"  input -> result ({command:13}) p50 / p95 {percentile(dom, .5):6.2f} / {p95:5.2f} ms in the DOM over "
               f"{len(dom)} inputs (target p95 <= {TARGET_INPUT_P95_MS}){'' if p95 <= TARGET_INPUT_P95_MS else ' !'}; "
               f"next frame {percentile(frame, .5):.1f} / {percentile(frame, .95):.1f} ms"
               + (f"; {refused} answers not results !" if refused else "")
-              + f"; warm-up {warm['runs']} runs, {warm['ms']:.0f} ms")
+              + f"; warm-up {warm['runs']} runs, {warm['ms']:.0f} ms; rendering per input (traced, "
+              f"{TRACED_INPUTS}): style {render['style']:.1f}, layout {render['layout']:.1f}, paint {render['paint']:.1f} ms")
 
 
 def is_python(url: str) -> bool:
