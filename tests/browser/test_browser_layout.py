@@ -178,7 +178,8 @@ FITS = """(view) => [...view.querySelectorAll(".atlas-fit")].map((g) => g.getAtt
 def test_the_live_atlas_draws_the_layout_that_fits_and_redraws_when_that_changes(browser, base_url, watch):
     """A live answer draws only the layout the view shows: at 1280 px the wide one alone; narrowing the window
     to 375 px asks Python again and draws the narrow one alone (same plan, labels >= 12 px), widening it draws
-    the wide one. Its own context: the viewport changes."""
+    the wide one. Its own context: the viewport changes. Measured scrolled to: at 375 px the drawing is far below,
+    where the page does not lay it out (tools.css, content-visibility), and its measures would be none."""
     with live_atlas(browser, base_url, watch, 1280) as (page, calc):
         view = calc.root.locator("[data-view]")
         assert view.evaluate(FITS) == "atlas-fit atlas-fit--wide,atlas-fit atlas-fit--narrow"  # the build's
@@ -190,6 +191,8 @@ def test_the_live_atlas_draws_the_layout_that_fits_and_redraws_when_that_changes
             page.wait_for_function(f"(view) => ({FITS})(view) === 'atlas-fit atlas-fit--{fit}'",
                                    arg=view.element_handle())
             assert calc.wait_state("ready") == "ready", calc.status()
+            calc.root.locator("[data-view] > .tool__figure").first.scroll_into_view_if_needed()  # laid out on screen only
+            page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
             d = shown(calc)
             assert d["fit"] == f"atlas-fit atlas-fit--{fit}" and d["title"] == title and min(d["px"]) >= 12, width
         assert watch.errors == [] and watch.offsite == []
