@@ -408,18 +408,23 @@ def input_latency(page, n: int) -> dict[str, list]:
     return out
 
 
+def traced(page, action) -> list[dict]:
+    """The events of Chromium's devtools.timeline trace of ``page`` while ``action()`` runs."""
+    browser = page.context.browser
+    with tempfile.TemporaryDirectory(prefix="atlas-trace-") as tmp:
+        trace = Path(tmp) / "trace.json"
+        browser.start_tracing(page=page, path=str(trace), categories=["devtools.timeline"])
+        action()
+        browser.stop_tracing()
+        return json.loads(trace.read_text())["traceEvents"]
+
+
 def rendering_per_input(page, loop_args: list) -> dict[str, float]:
     """The main thread's style, layout and paint per input (ms, summed from Chromium's trace over the inputs of
     ``loop_args``, :data:`INPUT_LOOP`'s arguments, and divided by their number). Style worked out inside layout
     (a tool's view is a size container) counts as layout; the page's viewport is the bench's, 1280 x 720, where a
     tool view's parts far below are not rendered (tools.css)."""
-    browser = page.context.browser
-    with tempfile.TemporaryDirectory(prefix="atlas-trace-") as tmp:
-        trace = Path(tmp) / "trace.json"
-        browser.start_tracing(page=page, path=str(trace), categories=["devtools.timeline"])
-        page.evaluate(INPUT_LOOP, loop_args)
-        browser.stop_tracing()
-        events = json.loads(trace.read_text())["traceEvents"]
+    events = traced(page, lambda: page.evaluate(INPUT_LOOP, loop_args))
     ms = {"style": 0.0, "layout": 0.0, "paint": 0.0}
     for e in events:
         if e.get("ph") == "X" and e.get("name") in RENDER_PHASES:
@@ -565,13 +570,7 @@ def render_work(browser, base: str, path: str) -> dict:
                                   is_mobile=True)
     try:
         page = context.new_page()
-        with tempfile.TemporaryDirectory(prefix="atlas-trace-") as tmp:
-            trace = Path(tmp) / "trace.json"
-            browser.start_tracing(page=page, path=str(trace), categories=["devtools.timeline"])
-            page.goto(path)
-            page.wait_for_load_state("networkidle")
-            browser.stop_tracing()
-            events = json.loads(trace.read_text())["traceEvents"]
+        events = traced(page, lambda: (page.goto(path), page.wait_for_load_state("networkidle")))
     finally:
         context.close()
     styles = [e["args"]["elementCount"] for e in events
