@@ -365,6 +365,13 @@ SEEN = """() => new Promise((resolve) => document$.subscribe(
   () => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true)))))"""
 
 
+def scrolled_to(locator) -> None:
+    """Scroll ``locator``'s element into view and wait two frames: a tool view's parts far off screen are not laid
+    out (tools.css, content-visibility), and Chromium measures what it skipped as 0 x 0."""
+    locator.scroll_into_view_if_needed()
+    locator.page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
 def settled_url(page) -> str:
     """The page's address once no calculator has a rewrite of it due (``data-query="pending"``): calc-mount.mjs
     writes the inputs into the address after the result's frame, not in the input event."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import pytest
-from tests.browser.atlas_browser import Calculator, open_context
+from tests.browser.atlas_browser import Calculator, open_context, scrolled_to
 
 from calc.api import evaluate
 from calc.diagram import atlas_layout
@@ -191,8 +191,7 @@ def test_the_live_atlas_draws_the_layout_that_fits_and_redraws_when_that_changes
             page.wait_for_function(f"(view) => ({FITS})(view) === 'atlas-fit atlas-fit--{fit}'",
                                    arg=view.element_handle())
             assert calc.wait_state("ready") == "ready", calc.status()
-            calc.root.locator("[data-view] > .tool__figure").first.scroll_into_view_if_needed()  # laid out on screen only
-            page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+            scrolled_to(calc.root.locator("[data-view] > .tool__figure").first)  # laid out on screen only
             d = shown(calc)
             assert d["fit"] == f"atlas-fit atlas-fit--{fit}" and d["title"] == title and min(d["px"]) >= 12, width
         assert watch.errors == [] and watch.offsite == []

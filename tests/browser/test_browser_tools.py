@@ -13,7 +13,7 @@ import sys
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from tests.browser.atlas_browser import ROOT, Calculator, cli_json, open_context, settled_url, visit
+from tests.browser.atlas_browser import ROOT, Calculator, cli_json, open_context, scrolled_to, settled_url, visit
 from tests.browser.vectors import ATLAS_VECTORS, atlas_inputs
 
 from calc.api import COMMANDS, evaluate
@@ -170,9 +170,6 @@ def test_parts_off_screen_keep_their_elements_and_stay_unrendered(page):
     (tools.css, content-visibility: auto), and an answer keeps each part and fills it anew (calc-view.mjs refill), so
     they stay unrendered: a new element would be styled and laid out once first. What they hold is the new answer, and
     a figure skipped is as tall as it is once shown."""
-    from hooks.views import render_view
-
-    from calc.views import page_view
     calc = Calculator(page, "infer")
     visit(page, "/tools/inference/")
     assert calc.wait_state("ready") == "ready", calc.status()
@@ -184,14 +181,11 @@ def test_parts_off_screen_keep_their_elements_and_stay_unrendered(page):
     after = calc.root.evaluate(VIEW_PARTS, False)
     assert [same for same, _, _ in after] == [True] * len(before)
     assert [skipped for _, skipped, _ in after] == [skipped for _, skipped, _ in before]
-    assert same_as_the_build(calc, "infer", inputs, "wide") == ""
-    view = page_view("infer", inputs, COMMANDS["infer"].parse(inputs), evaluate("infer", inputs), "wide")
-    assert calc.root.evaluate(SAME_TABLES, render_view(view, calc.root.get_attribute("id")))
+    built = the_builds_view(calc, "infer", inputs, "wide")
+    assert calc.root.evaluate(SAME_DRAWINGS, built) == "" and calc.root.evaluate(SAME_TABLES, built)
     figure = max(i for i, (_, skipped, _) in enumerate(after) if skipped
                  and calc.root.locator("[data-view] > *").nth(i).evaluate("el => el.localName") == "figure")
-    part = calc.root.locator("[data-view] > *").nth(figure)
-    part.scroll_into_view_if_needed()
-    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    scrolled_to(calc.root.locator("[data-view] > *").nth(figure))
     shown = calc.root.evaluate(VIEW_PARTS, False)[figure]
     assert not shown[1] and abs(shown[2] - after[figure][2]) < 1, (shown, after[figure])
 
@@ -319,14 +313,19 @@ SAME_DRAWINGS = """(root, html) => {
 }"""
 
 
-def same_as_the_build(calc: Calculator, command: str, inputs: dict[str, str], fit: str | None = None) -> str:
-    """:data:`SAME_DRAWINGS` for ``inputs``, the build's side rendered here with the hook and the same calc
-    (``fit``: the one atlas layout, as the live page asks for it)."""
+def the_builds_view(calc: Calculator, command: str, inputs: dict[str, str], fit: str | None = None) -> str:
+    """The view's HTML as the build writes it for ``inputs``, rendered here with the hook and the same calc (``fit``:
+    the one atlas layout, as the live page asks for it)."""
     from hooks.views import render_view
 
     from calc.views import page_view
     view = page_view(command, inputs, COMMANDS[command].parse(inputs), evaluate(command, inputs), fit)
-    return calc.root.evaluate(SAME_DRAWINGS, render_view(view, calc.root.get_attribute("id")))
+    return render_view(view, calc.root.get_attribute("id"))
+
+
+def same_as_the_build(calc: Calculator, command: str, inputs: dict[str, str], fit: str | None = None) -> str:
+    """:data:`SAME_DRAWINGS` for ``inputs`` against :func:`the_builds_view`."""
+    return calc.root.evaluate(SAME_DRAWINGS, the_builds_view(calc, command, inputs, fit))
 
 
 def test_timeline_updates_live(page):
