@@ -61,7 +61,7 @@ from math import fsum
 from types import MappingProxyType
 
 from .check import count, real
-from .decode import EAGER_LAUNCH_S, decode_layer, embedding_time, experts_touched, head, prefill_layer
+from .decode import EAGER_LAUNCH_S, decode_layer, embedding_time, experts_touched, head, PrefillLayer, prefill_layer
 from .errors import CalcError
 from .hardware import GIB, Hardware
 from .jsontext import plain
@@ -502,9 +502,9 @@ def _transfer_time(su: _Setup, xs: list[_Transfer], launch_s: float = 0.0) -> fl
 
 @dataclass(frozen=True, slots=True)
 class StageStep:
-    """One decode microbatch on one device of a stage (seconds, bytes, FLOPs)."""
+    """One decode microbatch on one device of a stage (seconds, bytes, FLOPs); stages holding the same layers share
+    one."""
 
-    stage: int
     compute_s: float
     communication_s: float  #: its collectives (nothing overlaps in decode)
     weight_bytes: float
@@ -517,12 +517,21 @@ class StageStep:
         return self.compute_s + self.communication_s
 
 
-def _stage_step(su: _Setup, sh: StageShape, sequences: int, context: int) -> StageStep:
-    """One decode microbatch of ``sequences`` on stage ``sh`` (stages holding the same are costed once)."""
-    key = ("step", su.sp, su.sv, sh.layers, sh.moe_layers, sh.first, sh.last, sequences, context)
-    if key not in su.memo:
-        su.memo[key] = replace(_stage_step_once(su, sh, sequences, context), stage=sh.stage)
-    return replace(su.memo[key], stage=sh.stage)
+def _stage_steps(su: _Setup, sequences: int, context: int) -> tuple[StageStep, ...]:
+    """One decode microbatch of ``sequences`` on each stage, in order. Stages holding the same layers are costed once,
+    and again only for another split, serving or batch (``su.memo``): a search of thousands of stages per split spent
+    most of its time rebuilding the same step per stage (issue 11's bounded search, 5.6 -> 2.4 s with the prefill's
+    layers also costed once)."""
+    steps, same = [], {}
+    for sh in su.shapes:
+        shape = (sh.layers, sh.moe_layers, sh.first, sh.last)
+        if shape not in same:
+            key = ("step", su.sp, su.sv, *shape, sequences, context)
+            if key not in su.memo:
+                su.memo[key] = _stage_step_once(su, sh, sequences, context)
+            same[shape] = su.memo[key]
+        steps.append(same[shape])
+    return tuple(steps)
 
 
 def _stage_step_once(su: _Setup, sh: StageShape, sequences: int, context: int) -> StageStep:
@@ -544,7 +553,7 @@ def _stage_step_once(su: _Setup, sh: StageShape, sequences: int, context: int) -
         hd = head(m, su.hw, sequences, sp.tensor, launch_s=launch)
         compute, wbytes, flops = compute + hd.time_s, wbytes + hd.weight_bytes, flops + hd.flops
     comm = _transfer_time(su, _transfers(su, sh, sequences, sequences), launch)
-    return StageStep(sh.stage, compute, comm, wbytes, fsum(n * d.kv_bytes for n, d in parts), flops)
+    return StageStep(compute, comm, wbytes, fsum(n * d.kv_bytes for n, d in parts), flops)
 
 
 @dataclass(frozen=True, slots=True)
@@ -571,7 +580,7 @@ def _decode_step(su: _Setup, context: int) -> _Step:
     per_device = su.sv.batch // sp.expert
     mbs = min(sp.pipeline, per_device)
     b = -(-per_device // mbs)
-    steps = tuple(_stage_step(su, sh, b, context) for sh in su.shapes)
+    steps = _stage_steps(su, b, context)
     send = loop = 0.0
     if sp.pipeline > 1:
         link, back = _pipeline_links(su)
@@ -592,12 +601,19 @@ def _prefill(su: _Setup) -> tuple[float, list[_Transfer], float]:
     tokens = seqs * -(-sv.prompt_tokens // sp.context)
     kw = dict(t=sp.tensor, c=sp.context, e=sp.expert, memo=su.memo)
     total, rows, ring = 0.0, [], 0.0
+    layers: dict[bool, PrefillLayer] = {}  # a dense and an MoE layer, the same on every stage: costed once each
+
+    def layer(moe: bool) -> PrefillLayer:
+        if moe not in layers:
+            layers[moe] = prefill_layer(m, su.gemm_hw, su.hw, seqs, sv.prompt_tokens, moe=moe, **kw)
+        return layers[moe]
+
     for sh in su.shapes:
         parts = []
         if sh.layers - sh.moe_layers:
-            parts.append((sh.layers - sh.moe_layers, prefill_layer(m, su.gemm_hw, su.hw, seqs, sv.prompt_tokens, **kw)))
+            parts.append((sh.layers - sh.moe_layers, layer(False)))
         if sh.moe_layers:
-            parts.append((sh.moe_layers, prefill_layer(m, su.gemm_hw, su.hw, seqs, sv.prompt_tokens, moe=True, **kw)))
+            parts.append((sh.moe_layers, layer(True)))
         total += fsum(n * pl.time_s for n, pl in parts)
         total += embedding_time(m, su.hw, tokens) if sh.first else 0.0
         total += head(m, su.hw, seqs, sp.tensor).time_s if sh.last else 0.0
