@@ -15,7 +15,9 @@ names and texts, all computed here:
 - ``{"t": "g", "cls", "items", ["title"], ["data"]}`` (``data``: ``data-*`` attributes)
 - ``{"t": "boxes", "h", "cls", "rows"}``: many rects of one height ``h`` in a ``g``, one per row
   ``[x, y, w, k, title]`` with class ``cls[k]`` and, unless it is ``""``, a title (a timeline's operations:
-  the same drawing as rect items, in a third of the time and half the bytes)
+  the same drawing as rect items, in a third of the time and half the bytes). ``x``, ``y`` and ``w`` are
+  whole tenths of a unit (``645`` is 64.5): JSON writes an integer about four times as fast as a decimal,
+  and these are most of the numbers a timeline input sends (issue 15)
 
 The build hook (``hooks/views.py``) turns a drawing into inline SVG; the page
 (``calc-view.mjs``) draws the same list with ``createElementNS`` and
@@ -476,19 +478,19 @@ def _timeline_ops(ops: tuple[Op, ...], kind: str, x0: float, y0: float, rh: floa
     duration's width, the classes) is worked out once: the timeline page redraws up to about 1,000 boxes per
     input, and as rects of their own they took three times as long in Pyodide (issue 15)."""
     rows, backward, labels = [], [], []
-    xs = [_r(x0 + k * sw + 0.5) for k in range(max(o.start for o in ops) + 1)] if ops else []
-    places: dict[int, tuple[float, str, str, float]] = {}  # stage -> box top, as text top and bottom, label baseline
+    xs = [round((x0 + k * sw + 0.5) * 10) for k in range(max(o.start for o in ops) + 1)] if ops else []  # tenths
+    places: dict[int, tuple[int, str, str, float]] = {}  # stage -> box top (tenths), top and bottom as text, label y
     spans: dict[tuple[int, int], tuple[str, str]] = {}  # (start, duration) -> box left and right as text
-    widths: dict[int, tuple[float, float]] = {}  # duration (slots) -> box width (drawn, exact)
+    widths: dict[int, tuple[int, float]] = {}  # duration (slots) -> box width (drawn, in tenths; exact)
     classes = [f"tl-op tl-op--{'fwd' if fwd else 'bwd'} tl-mb{k}" for fwd in (True, False) for k in range(8)]
     interleaved = kind == "interleaved"
     for stage, chunk_k, mb, op_kind, start, duration in ops:
         if stage not in places:
             y = y0 + stage * (rh + 4)
-            places[stage] = (_r(y), str(_r(y)), str(_r(y + rh)), _r(y + 15))
+            places[stage] = (round(y * 10), str(_r(y)), str(_r(y + rh)), _r(y + 15))
         y, top, bottom, label_y = places[stage]
         if duration not in widths:
-            widths[duration] = (_r(max(duration * sw - 1, 0)), duration * sw - 1)
+            widths[duration] = (round(max(duration * sw - 1, 0) * 10), duration * sw - 1)
         w, width = widths[duration]
         x = xs[start]
         fwd = op_kind == "forward"
@@ -497,7 +499,7 @@ def _timeline_ops(ops: tuple[Op, ...], kind: str, x0: float, y0: float, rh: floa
                      f"{chunk} on stage {stage}, slots {start}–{start + duration}"])
         if not fwd:
             if (start, duration) not in spans:
-                spans[start, duration] = (str(x), str(_r(x + w)))
+                spans[start, duration] = (str(x / 10), str((x + w) / 10))
             left, right = spans[start, duration]
             backward.append(f"M{left} {top}H{right}V{bottom}H{left}Z")
         if width < 6.5 * 2 + 2:  # not even a two-character label fits (below)

@@ -78,8 +78,9 @@ def node(item: dict, uid: str) -> Node:
     if kind == "boxes":
         h = _num(item["h"])
         return Node("g", (), children=tuple(
-            Node("rect", (("x", _num(x)), ("y", _num(y)), ("width", _num(w)), ("height", h), ("class", item["cls"][k])),
-                 title or None, closed=not title) for x, y, w, k, title in item["rows"]))
+            Node("rect", (("x", _num(x / 10)), ("y", _num(y / 10)), ("width", _num(w / 10)), ("height", h),
+                          ("class", item["cls"][k])),
+                 title or None, closed=not title) for x, y, w, k, title in item["rows"]))  # x, y, w in tenths
     if kind == "pattern":
         attrs = (("id", f"{uid}-{item['id']}"), ("width", _num(item["w"])), ("height", _num(item["h"])),
                  ("patternUnits", "userSpaceOnUse"))

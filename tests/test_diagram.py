@@ -85,7 +85,8 @@ def test_timeline_draws_every_op_and_the_bubbles():
     s = evaluate("schedule", {"kind": "1f1b", "pipeline_parallel": "4", "microbatches": "8"})
     d = timeline_layout(schedule("1f1b", 4, 8))
     (boxes,) = [i for i in d["items"] if i["t"] == "boxes"]
-    ops = [{"x": x, "y": y, "w": w, "h": boxes["h"], "cls": boxes["cls"][k], "title": title}
+    assert all(isinstance(n, int) for r in boxes["rows"] for n in r[:3])  # whole tenths (calc.diagram)
+    ops = [{"x": x / 10, "y": y / 10, "w": w / 10, "h": boxes["h"], "cls": boxes["cls"][k], "title": title}
            for x, y, w, k, title in boxes["rows"]]
     assert len(ops) == len(s["ops"]) == 64 and all("tl-op" in o["cls"].split() for o in ops)
     assert sum("tl-op--bwd" in i["cls"] for i in ops) == 32
@@ -147,8 +148,8 @@ def points(items: list[dict]):
         elif i["t"] == "rect":
             yield from ((i["x"], i["y"]), (i["x"] + i["w"], i["y"] + i["h"]))
         elif i["t"] == "boxes":
-            for x, y, w, _, _ in i["rows"]:
-                yield from ((x, y), (x + w, y + i["h"]))
+            for x, y, w, _, _ in i["rows"]:  # in tenths
+                yield from ((x / 10, y / 10), ((x + w) / 10, y / 10 + i["h"]))
         elif i["t"] == "line":
             yield from ((i["x1"], i["y1"]), (i["x2"], i["y2"]))
         elif i["t"] == "circle":

@@ -27,14 +27,14 @@ function svgItem(item, uid) {
     for (const child of item.items) g.append(svgItem(child, uid));
     return g;
   }
-  if (item.t === "boxes") { // many rects of one height: [x, y, w, k, title] each, class cls[k]
+  if (item.t === "boxes") { // many rects of one height: [x, y, w, k, title] each, class cls[k]; x, y, w in tenths
     const g = document.createElementNS(SVG_NS, "g");
     const height = String(item.h);
     for (const [x, y, w, k, title] of item.rows) {
       const el = document.createElementNS(SVG_NS, "rect");
-      el.setAttribute("x", String(x));
-      el.setAttribute("y", String(y));
-      el.setAttribute("width", String(w));
+      el.setAttribute("x", String(x / 10));
+      el.setAttribute("y", String(y / 10));
+      el.setAttribute("width", String(w / 10));
       el.setAttribute("height", height);
       el.setAttribute("class", String(item.cls[k]));
       if (title) el.append(svgTitle(title));
