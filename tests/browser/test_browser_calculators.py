@@ -8,6 +8,7 @@ from tests.browser.vectors import ALLREDUCE, BATCH
 
 from calc.api import COMMANDS, evaluate, format_result
 from calc.errors import CalcError
+from calc.series import MAX_VIEW_RANKS
 
 pytestmark = pytest.mark.browser
 
@@ -192,6 +193,33 @@ def test_ring_step_through_with_the_keyboard(page):
     assert "Done" in ring.locator(".ring__caption").text_content()
     assert set(ring.locator("tbody td").all_text_contents()) == {"3/3"} | {f"3/3 ← {r}" for r in range(3)}
     assert next_button.is_disabled()
+
+
+def test_ring_larger_than_drawn_keeps_the_drawing_and_the_step(page):
+    """Rings larger than calc draws are drawn at calc's size: going from one to another changes only the note (with
+    calc's step count), the reader's step stays; a ring within that size is drawn again, from its start."""
+    calc = open_calculator(page, "allreduce")
+    ring = calc.root.locator("[data-ring]")
+    note, slider = ring.locator(".ring__note"), ring.locator('input[type="range"]')
+    drawn = min(20, MAX_VIEW_RANKS)
+    calc.set_inputs({"ranks": "20"})
+    page.wait_for_function("([r, n]) => r.querySelectorAll('tbody tr').length === n && "
+                           "r.querySelector('.ring__note').textContent.includes('ring of 20')",
+                           arg=[ring.element_handle(), drawn])
+    ring.get_by_role("button", name="Next step").click()
+    ring.get_by_role("button", name="Next step").click()
+    assert slider.input_value() == "2"
+    table = ring.locator(".ring__table").element_handle()
+    calc.set_inputs({"ranks": "50"})
+    page.wait_for_function("r => r.querySelector('.ring__note').textContent.includes('ring of 50')",
+                           arg=ring.element_handle())
+    assert note.text_content() == (f"Drawn for {drawn} ranks; a ring of 50 follows the same pattern in "
+                                   f"{calc.values()['steps']} steps.")
+    assert slider.input_value() == "2" and "Step 2 of" in ring.locator(".ring__caption").text_content()
+    assert table.evaluate("t => t.isConnected")  # the same drawing, not a new one
+    calc.set_inputs({"ranks": "3"})
+    page.wait_for_function("r => r.querySelectorAll('tbody tr').length === 3", arg=ring.element_handle())
+    assert slider.input_value() == "0" and note.text_content() == "Drawn for the 3 ranks above."
 
 
 @pytest.mark.parametrize("command", PAGES)

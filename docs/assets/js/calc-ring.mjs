@@ -96,15 +96,26 @@ export function mountRing(section, signal) {
   next.addEventListener("click", () => show(Number(slider.value) + 1), { signal });
   slider.addEventListener("input", () => show(Number(slider.value)), { signal });
 
-  async function update(ranks) {
-    if (ranks === shownFor) return;
-    shownFor = ranks;
-    const reply = await request({ op: "ring", ranks });
-    if (shownFor !== ranks || signal.aborted || !reply.answer?.ok) return;
-    ring = reply.answer.ring;
+  function describe() {
     note.textContent = ring.ranks === ring.requested
       ? `Drawn for the ${ring.ranks} ranks above.`
       : `Drawn for ${ring.ranks} ranks; a ring of ${ring.requested} follows the same pattern in ${2 * (ring.requested - 1)} steps.`;
+  }
+
+  async function update(ranks) {
+    if (ranks === shownFor) return;
+    shownFor = ranks;
+    // A ring drawn smaller than asked (calc draws at most a few ranks) is what any larger ring is drawn as:
+    // only the note changes, and the reader keeps the step they are on.
+    if (ring && ring.ranks < ring.requested && Number(ranks) >= ring.ranks) {
+      ring = { ...ring, requested: Number(ranks) };
+      describe();
+      return;
+    }
+    const reply = await request({ op: "ring", ranks });
+    if (shownFor !== ranks || signal.aborted || !reply.answer?.ok) return;
+    ring = reply.answer.ring;
+    describe();
     slider.max = String(ring.steps.length);
     slider.disabled = false;
     show(0);
