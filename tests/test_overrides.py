@@ -65,14 +65,18 @@ def test_no_page_preloads_a_font(built_site):
 
 
 def test_main_does_in_the_head_what_the_themes_bundle_does_at_start():
-    """main.html's head script repeats two things the theme's bundle does when it starts, so the bundle finds
-    nothing to change. It must repeat them exactly: the bundle must still swap the root's no-js for js, and still
+    """main.html's head script repeats what the theme's bundle does when it starts, so the bundle finds nothing to
+    change. It must repeat it exactly: the bundle must still swap the root's no-js for js, still give the root the
+    focus-visible polyfill's class and attribute, and still
     skip an href or src that its regular expression calls absolute while rewriting the others (``t[r]=t[r]``)."""
     bundle = next((THEME / "assets/javascripts").glob("bundle.*.min.js")).read_text()
     assert 'document.documentElement.classList.remove("no-js");document.documentElement.classList.add("js")' in bundle
+    assert ('r.nodeType===Node.DOCUMENT_NODE&&(document.documentElement.classList.add("js-focus-visible"),'
+            'document.documentElement.setAttribute("data-js-focus-visible",""))') in bundle  # the focus-visible polyfill
     assert re.search(r'for\(let (\w)\ of M\("\[href\], \[src\]",\w\)\)for\(let (\w) of\["href","src"\]\)\{let (\w)=\1\.'
                      r'getAttribute\(\2\);if\(\3&&!/\^\(\?:\[a-z\]\+:\)\?\\/\\//i\.test\(\3\)\)\{\1\[\2\]=\1\[\2\];break\}\}',
                      bundle), "the theme's instant navigation no longer rewrites links as main.html's head script does"
     ours = (ROOT / "overrides/main.html").read_text()
-    assert 'classList.replace("no-js","js")' in ours
+    assert ('classList.replace("no-js","js");document.documentElement.classList.add("js-focus-visible");'
+            'document.documentElement.setAttribute("data-js-focus-visible","")') in ours
     assert r'if(v&&!/^(?:[a-z]+:)?\/\//i.test(v)){e[a]=e[a];break}' in ours
