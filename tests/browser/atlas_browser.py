@@ -374,7 +374,7 @@ def scrolled_to(locator) -> None:
 
 def settled_url(page) -> str:
     """The page's address once no calculator has a rewrite of it due (``data-query="pending"``): calc-mount.mjs
-    writes the inputs into the address after the result's frame, not in the input event."""
+    writes the inputs into the address once the reader pauses (300 ms without input) or leaves the field."""
     page.wait_for_function("() => !document.querySelector('[data-query=pending]')")
     return page.url
 

@@ -186,23 +186,51 @@ def test_a_name_given_twice_in_a_link_keeps_its_last_value(page):
                                                                "accumulation": "32"})["global_batch"]
 
 
-def test_a_burst_of_input_rewrites_the_address_once_after_the_result(page):
-    """The address is rewritten after the result's frame, once for inputs that come faster than frames, and it
-    holds the last of them (calc-mount.mjs: history.replaceState costs the main thread milliseconds)."""
+#: Counts in ``window.__writes`` the rewrites of the address that change its query, the inputs' part (Material
+#: also replaces the state: without a URL to keep the scroll offset, with the #fragment of the heading scrolled to).
+COUNT_WRITES = """() => {
+  window.__replace ??= history.replaceState.bind(history);  // instant navigation keeps the document
+  const replace = window.__replace;
+  window.__writes = [];
+  history.replaceState = (state, title, url) => {
+    if (url !== undefined && new URL(url, location.href).search !== location.search) window.__writes.push(String(url));
+    return replace(state, title, url);
+  };
+}"""
+
+#: Give the all-reduce calculator ``ranks`` and wait for its answer (aria-busy false: calc-mount.mjs); returns
+#: whether a rewrite of the address is due then. Waits on the answer, an event, not on a clock.
+ANSWERED = """async (ranks) => {
+  const root = document.querySelector('[data-calc="allreduce"]');
+  const field = root.querySelector('[name="ranks"]');
+  const done = new Promise((resolve) => {
+    const observer = new MutationObserver(() => {
+      if (root.getAttribute("aria-busy") === "false") { observer.disconnect(); resolve(); }
+    });
+    observer.observe(root, { attributes: true, attributeFilter: ["aria-busy"] });
+  });
+  field.value = ranks;
+  field.dispatchEvent(new Event("input", { bubbles: true }));
+  await done;
+  return root.dataset.query ?? null;
+}"""
+
+
+def ready_allreduce(page) -> Calculator:
     visit(page, "/calculators/allreduce/")
     calc = Calculator(page, "allreduce")
     calc.wait_state("ready")
     settled_url(page)
+    page.evaluate(COUNT_WRITES)
+    return calc
+
+
+def test_a_burst_of_input_rewrites_the_address_once(page):
+    """Inputs that come in one task make one rewrite, not one in the input events, and it holds the last of them."""
+    calc = ready_allreduce(page)
     written = page.evaluate("""() => {
       const root = document.querySelector('[data-calc="allreduce"]');
       const field = root.querySelector('[name="ranks"]');
-      const replace = history.replaceState.bind(history);
-      window.__writes = [];
-      // Material's instant navigation also replaces the state, without a URL, to keep the scroll offset: not counted
-      history.replaceState = (state, title, url) => {
-        if (url !== undefined) window.__writes.push(String(url));
-        return replace(state, title, url);
-      };
       for (const ranks of ["3", "5", "7"]) {
         field.value = ranks;
         field.dispatchEvent(new Event("input", { bubbles: true }));
@@ -213,3 +241,99 @@ def test_a_burst_of_input_rewrites_the_address_once_after_the_result(page):
     assert urlsplit(settled_url(page)).query == "ranks=7"
     assert page.evaluate("window.__writes.length") == 1
     assert calc.wait_state("ready") == "ready" and calc.inputs()["ranks"] == "7"
+
+
+def test_the_address_waits_for_the_reader_to_pause(cold_page):
+    """Answered inputs 100 ms apart (a typist) rewrite nothing until 300 ms pass without one (calc-mount.mjs
+    QUIET_MS): history.replaceState took a core from Python in the worker. The page's clock is Playwright's, so
+    the test moves time itself; the answers come from the worker, waited on. A page of its own: the clock stays."""
+    page = cold_page
+    calc = ready_allreduce(page)
+    page.clock.install()
+    for ranks in ("3", "5", "7", "9"):
+        assert page.evaluate(ANSWERED, ranks) == "pending"
+        page.clock.run_for(100)
+    assert page.evaluate("window.__writes.length") == 0 and calc.inputs()["ranks"] == "9"
+    page.clock.run_for(150)  # 250 ms since the last input
+    assert page.evaluate("window.__writes.length") == 0
+    page.clock.run_for(100)
+    assert urlsplit(settled_url(page)).query == "ranks=9"
+    assert page.evaluate("window.__writes") == [page.url]
+
+
+def test_leaving_the_field_or_the_page_writes_the_address_at_once(cold_page):
+    """A rewrite due is made when focus leaves the calculator (a click on a link or on the address bar moves it)
+    and when the page is hidden, without waiting for the pause; Back drops it (the entry reached keeps its own)."""
+    page = cold_page
+    ready_allreduce(page)
+    page.clock.install()  # not moved: only the events below can write
+    field = page.locator('[data-calc="allreduce"] [name="ranks"]')
+    field.focus()
+    assert page.evaluate(ANSWERED, "12") == "pending"
+    page.locator("h1").first.click()  # focus leaves the field
+    assert urlsplit(settled_url(page)).query == "ranks=12"
+
+    assert page.evaluate(ANSWERED, "14") == "pending"
+    page.evaluate("""() => {
+      Object.defineProperty(document, "hidden", { configurable: true, get: () => true });
+      document.dispatchEvent(new Event("visibilitychange"));
+      delete document.hidden;
+    }""")
+    assert urlsplit(settled_url(page)).query == "ranks=14"
+
+    assert page.evaluate(ANSWERED, "16") == "pending"
+    page.evaluate("window.dispatchEvent(new PopStateEvent('popstate', { state: history.state }))")
+    assert page.evaluate("document.querySelector('[data-query]')") is None
+    page.clock.run_for(1000)
+    assert urlsplit(page.url).query == "ranks=14" and page.evaluate("window.__writes.length") == 2
+
+#: Holds back the page's XMLHttpRequests for ``url`` (Material's instant navigation fetches pages so) until
+#: ``window.__release()``, which also puts XMLHttpRequest back as it was.
+HOLD_PAGE = """(url) => {
+  const proto = XMLHttpRequest.prototype;
+  const { open, send } = proto;
+  const held = [];
+  proto.open = function (method, address, ...rest) {
+    this.__address = new URL(String(address), location.href).href;
+    return open.call(this, method, address, ...rest);
+  };
+  proto.send = function (...args) {
+    if (this.__address !== url) return send.apply(this, args);
+    held.push(() => send.apply(this, args));
+  };
+  window.__held = () => held.length;
+  window.__release = () => {
+    Object.assign(proto, { open, send });
+    for (const go of held.splice(0)) go();
+  };
+}"""
+
+
+def test_a_rewrite_due_when_instant_navigation_leaves_writes_nothing_into_the_next_address(page, base_url):
+    """Material's instant navigation puts the next page's address at the click and unmounts this page's
+    calculators once that page has arrived: a rewrite that falls due in between (the link followed without the
+    field losing focus) is dropped, not written over the next page's address. The next page is held back until
+    it has fallen due. (Unguarded, a page's blank fields once went onto the next page's address.)"""
+    ready_allreduce(page)
+    assert page.evaluate("""async (ranks) => {
+      window.__left = document.querySelector('[data-calc="allreduce"]');
+      return await (""" + ANSWERED + """)(ranks);
+    }""", "11") == "pending"
+    target = base_url + "/calculators/batch/"
+    page.evaluate(HOLD_PAGE, target)
+    try:
+        page.evaluate("""(url) => {
+          const link = document.createElement("a");
+          link.href = url;
+          link.textContent = "test link";
+          document.querySelector("article").append(link);
+          link.click();
+        }""", target)
+        page.wait_for_function("(url) => location.href === url && window.__held() === 1", arg=target)
+        page.wait_for_function("() => !window.__left.dataset.query")  # the rewrite fell due meanwhile
+        assert page.url == target and page.evaluate("window.__writes") == []
+        assert page.evaluate("window.__left.isConnected")  # the old page still shown
+    finally:
+        page.evaluate("window.__release()")
+    Calculator(page, "batch").wait_state("ready")
+    assert page.url == target
