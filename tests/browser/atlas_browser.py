@@ -346,7 +346,7 @@ class Widget:
 
 
 #: Marks the current page's content as old, then follows a link to ``url`` as a reader's click would.
-_FOLLOW = """(url) => {
+FOLLOW = """(url) => {
   for (const old of document.querySelectorAll("article")) old.dataset.visited = "old";
   const link = document.createElement("a");
   link.href = url;
@@ -398,9 +398,9 @@ def visit(page, url: str) -> None:
         if urlsplit(home).path == urlsplit(target).path:
             page.goto(url)
             return
-        page.evaluate(_FOLLOW, home)
+        page.evaluate(FOLLOW, home)
         page.wait_for_function(_ARRIVED, arg=home)
-    page.evaluate(_FOLLOW, target)
+    page.evaluate(FOLLOW, target)
     page.wait_for_function(_ARRIVED, arg=target)
 
 

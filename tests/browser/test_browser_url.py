@@ -6,8 +6,8 @@ import json
 from urllib.parse import parse_qsl, quote, urlsplit
 
 import pytest
-from tests.browser.atlas_browser import (KEEP_LOADING, STOP_LOADING, Calculator, Hold, Watch, calculators, cli_json,
-                                         open_context, settled_url, visit)
+from tests.browser.atlas_browser import (FOLLOW, KEEP_LOADING, STOP_LOADING, Calculator, Hold, Watch, calculators,
+                                         cli_json, open_context, settled_url, visit)
 
 from calc.api import COMMANDS, evaluate
 
@@ -287,6 +287,7 @@ def test_leaving_the_field_or_the_page_writes_the_address_at_once(cold_page):
     page.clock.run_for(1000)
     assert urlsplit(page.url).query == "ranks=14" and page.evaluate("window.__writes.length") == 2
 
+
 #: Holds back the page's XMLHttpRequests for ``url`` (Material's instant navigation fetches pages so) until
 #: ``window.__release()``, which also puts XMLHttpRequest back as it was.
 HOLD_PAGE = """(url) => {
@@ -322,13 +323,7 @@ def test_a_rewrite_due_when_instant_navigation_leaves_writes_nothing_into_the_ne
     target = base_url + "/calculators/batch/"
     page.evaluate(HOLD_PAGE, target)
     try:
-        page.evaluate("""(url) => {
-          const link = document.createElement("a");
-          link.href = url;
-          link.textContent = "test link";
-          document.querySelector("article").append(link);
-          link.click();
-        }""", target)
+        page.evaluate(FOLLOW, target)
         page.wait_for_function("(url) => location.href === url && window.__held() === 1", arg=target)
         page.wait_for_function("() => !window.__left.dataset.query")  # the rewrite fell due meanwhile
         assert page.url == target and page.evaluate("window.__writes") == []
