@@ -239,6 +239,14 @@ class Calculator:
         )
         return self.wait_state("ready", "error")
 
+    def drawn(self) -> None:
+        """Bring each figure of the view that waits to be redrawn into view, one by one, and wait until it is: a
+        figure far off screen is redrawn when it comes near the screen (calc-view.mjs deferOffscreen)."""
+        while (stale := self.root.locator("[data-view] > .tool__figure[data-stale]")).count():
+            figure = stale.first.element_handle()
+            figure.scroll_into_view_if_needed()
+            self.page.wait_for_function("(el) => !el.hasAttribute('data-stale')", arg=figure, timeout=HUNG_MS)
+
     def values(self) -> dict[str, str]:
         return self.root.evaluate(
             "root => Object.fromEntries([...root.querySelectorAll('[data-result]')]"

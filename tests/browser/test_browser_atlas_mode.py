@@ -88,6 +88,7 @@ def test_the_switch_draws_the_serving_atlas_with_the_cli_crossings(page, tmp_pat
     for extra in ({}, {"tensor_parallel": "4", "data_parallel": "2"}, {"tensor_parallel": "2", "pipeline_parallel": "2", "data_parallel": "2"}):
         inputs = {**serving.inputs(), **extra}
         assert serving.set_inputs(inputs) == "ready", (extra, serving.status())
+        serving.drawn()
         expected = spec_json("infer", inputs, tmp_path)
         assert serving.values() == {k: expected[k] for k in serving.values()}, extra
         comms = json.loads(expected["communications"])

@@ -50,6 +50,7 @@ def test_every_value_equals_the_cli_and_the_chart_redraws(page, tmp_path):
     for extra in VECTORS:
         inputs = {**base, **extra}
         assert calc.set_inputs(inputs) == "ready", (extra, calc.status())
+        calc.drawn()
         expected = spec_json("infer", inputs, tmp_path)
         got = calc.values()
         wrong = {k: (got[k][:80], expected[k][:80]) for k in got if got[k] != expected[k]}

@@ -181,13 +181,58 @@ def test_parts_off_screen_keep_their_elements_and_stay_unrendered(page):
     after = calc.root.evaluate(VIEW_PARTS, False)
     assert [same for same, _, _ in after] == [True] * len(before)
     assert [skipped for _, skipped, _ in after] == [skipped for _, skipped, _ in before]
+    parts = calc.root.locator("[data-view] > *")
+    for i, (_, skipped, _) in enumerate(after):  # a figure skipped is far off screen: redrawn once it comes near
+        if skipped and parts.nth(i).evaluate("el => el.localName") == "figure":
+            assert parts.nth(i).get_attribute("data-stale") == "", i
     built = the_builds_view(calc, "infer", inputs, "wide")
-    assert calc.root.evaluate(SAME_DRAWINGS, built) == "" and calc.root.evaluate(SAME_TABLES, built)
+    assert calc.root.evaluate(SAME_TABLES, built)
+    calc.drawn()
+    assert calc.root.evaluate(SAME_DRAWINGS, built) == ""
     figure = max(i for i, (_, skipped, _) in enumerate(after) if skipped
                  and calc.root.locator("[data-view] > *").nth(i).evaluate("el => el.localName") == "figure")
     scrolled_to(calc.root.locator("[data-view] > *").nth(figure))
     shown = calc.root.evaluate(VIEW_PARTS, False)[figure]
     assert not shown[1] and abs(shown[2] - after[figure][2]) < 1, (shown, after[figure])
+
+
+#: Each drawing's title and description (its name and description to a screen reader: role img), in the view shown
+#: (no argument) or in the build's HTML of the view.
+NAMES = """(root, html) => {
+  const scope = html == null ? root.querySelector("[data-view]") : Object.assign(document.createElement("div"),
+    { innerHTML: html });
+  return [...scope.querySelectorAll("svg.draw")].map((svg) => [svg.querySelector(":scope > title").textContent,
+    svg.querySelector(":scope > desc").textContent]);
+}"""
+
+
+def test_a_figure_far_off_screen_is_redrawn_when_it_comes_near(page):
+    """At 1280 x 720 the timeline's first schedule is by the form and the interleaved one two screens down. An answer
+    draws the first at once; the far one keeps its elements, dimmed and marked stale, its title and description (its
+    name to a screen reader) already the answer's, until it is scrolled near: then it is the build's drawing of the
+    answer. Printing draws every figure."""
+    calc = open_tool(page, "bubble")
+    inputs = {"pipeline_parallel": "4", "microbatches": "16", "interleave": "2"}
+    assert calc.set_inputs(inputs) == "ready"
+    figures = calc.root.locator("[data-view] > .tool__figure")
+    first, far = figures.first, figures.nth(2)
+    assert first.get_attribute("data-stale") is None and far.get_attribute("data-stale") == ""
+    assert far.locator("rect.tl-op").count() == 2 * 4 * 8 * 2  # the build's: m = 8
+    assert far.locator("svg").evaluate("(svg) => getComputedStyle(svg).opacity") == "0.35"
+    built = the_builds_view(calc, "bubble", inputs)
+    assert calc.root.evaluate(NAMES) == calc.root.evaluate(NAMES, built)
+    far.scroll_into_view_if_needed()
+    page.wait_for_function("(el) => !el.hasAttribute('data-stale')", arg=far.element_handle())
+    assert far.locator("rect.tl-op").count() == 2 * 4 * 16 * 2
+    assert far.locator("svg").evaluate("(svg) => getComputedStyle(svg).opacity") == "1"
+    calc.drawn()
+    assert same_as_the_build(calc, "bubble", inputs) == ""
+    inputs = {**inputs, "microbatches": "12"}
+    assert calc.set_inputs(inputs) == "ready"
+    assert first.get_attribute("data-stale") == ""  # now far above the screen
+    page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+    assert calc.root.locator("[data-stale]").count() == 0
+    assert same_as_the_build(calc, "bubble", inputs) == ""
 
 
 def test_url_restores_the_atlas(page, tmp_path):
@@ -239,6 +284,7 @@ def test_memory_updates_live(page, tmp_path):
                   {"fp8": "true"}):
         inputs = {**base, **extra}
         assert calc.set_inputs(inputs) == "ready", extra
+        calc.drawn()
         expected = spec_json("device-memory", inputs, tmp_path)
         assert calc.values() == {k: expected[k] for k in calc.values()}, extra
         title = calc.root.locator("[data-view] svg title").first.text_content()
@@ -335,6 +381,7 @@ def test_timeline_updates_live(page):
     for inputs in ({"pipeline_parallel": "8", "microbatches": "16", "interleave": "2"},
                    {"pipeline_parallel": "2", "microbatches": "4", "interleave": "1"}):
         assert calc.set_inputs(inputs) == "ready", inputs
+        calc.drawn()
         assert calc.values() == {k: v for k, v in cli_json("bubble", inputs).items() if k in calc.values()}
         ops = calc.root.locator("[data-view] svg rect.tl-op").count()
         p, m, v = (int(inputs[k]) for k in ("pipeline_parallel", "microbatches", "interleave"))
