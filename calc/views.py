@@ -364,11 +364,19 @@ def compare_view(result: dict) -> dict:
 # ---------------------------------------------------------------------------- infer (the inference calculator)
 
 
+#: The sweep's points of recent inputs, by the parsed inputs but the batch, and the point's batch: the points for the
+#: other batch sizes do not depend on the batch asked for, and a reader who changes it (the calculator's first field)
+#: had them all computed again, about 40 % of the calculator's Python per input (issue 15). The oldest go first.
+_SWEEP_POINTS: dict[tuple, DecodePoint] = {}
+_SWEEP_POINTS_KEPT = 256
+
+
 def serving_sweep(values: Mapping, result: dict) -> list[dict]:
     """``infer`` at batch sizes e, 2e, 4e, ... up to the most that fit, and the current batch (what the chart draws).
 
     Each point is ``infer``'s answer on the same parsed values with another ``batch``
-    (:func:`calc.commands.inference.decode_points`: its decode figures only).
+    (:func:`calc.commands.inference.decode_points`: its decode figures only), kept for the next inputs that differ
+    only in the batch (:data:`_SWEEP_POINTS`).
     """
     e, batch, most = result["parallel"]["expert"], result["batch"], result["max_concurrent_sequences"]
     sizes = {batch, most}
@@ -378,7 +386,13 @@ def serving_sweep(values: Mapping, result: dict) -> list[dict]:
         k *= 2
     current = DecodePoint(batch, result["decode_time_per_token_s"], result["decode_floor_s"],
                           result["tokens_per_s_per_replica"], result["memory_per_device"]["total_bytes"])
-    points = {d.batch: d for d in decode_points(dict(values), sorted(sizes - {batch}))} | {batch: current}
+    inputs = tuple(sorted((k, v) for k, v in values.items() if k != "batch"))
+    missing = [b for b in sorted(sizes - {batch}) if (inputs, b) not in _SWEEP_POINTS]
+    for d in decode_points(dict(values), missing) if missing else ():
+        _SWEEP_POINTS[inputs, d.batch] = d
+    points = {b: _SWEEP_POINTS[inputs, b] for b in sizes - {batch}} | {batch: current}
+    while len(_SWEEP_POINTS) > _SWEEP_POINTS_KEPT:
+        del _SWEEP_POINTS[next(iter(_SWEEP_POINTS))]
     return [asdict(points[b]) for b in sorted(sizes)]
 
 

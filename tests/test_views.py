@@ -61,6 +61,27 @@ def test_sweep_doubles_from_the_expert_degree_to_the_largest_batch_that_fits():
     assert [p["decode_time_per_token_s"] for p in points] == sorted(p["decode_time_per_token_s"] for p in points)
 
 
+def test_sweep_points_are_kept_for_inputs_that_differ_only_in_the_batch(monkeypatch):
+    """Another batch reuses the points of the last inputs (computing only the size that was the batch before), and they
+    equal the points computed afresh; any other change computes them all; at most _SWEEP_POINTS_KEPT are kept."""
+    from calc import views  # the module the test patches, whichever copy doctest collection left in sys.modules
+    inputs = dict(INFERENCE_PRESETS["llama3-8b-serve"].inputs)
+    monkeypatch.setattr(views, "_SWEEP_POINTS", {})
+    views.serving_sweep(*run("infer", {**inputs, "batch": "8"}))
+    asked, real = [], views.decode_points
+    monkeypatch.setattr(views, "decode_points", lambda values, batches: asked.append(batches) or real(values, batches))
+    kept = views.serving_sweep(*run("infer", {**inputs, "batch": "24"}))
+    assert asked == [[8]]
+    views._SWEEP_POINTS.clear()
+    assert kept == views.serving_sweep(*run("infer", {**inputs, "batch": "24"}))
+    asked.clear()
+    fp8 = views.serving_sweep(*run("infer", {**inputs, "batch": "24", "kv_precision": "fp8"}))
+    assert asked == [[p["batch"] for p in fp8 if p["batch"] != 24]] and fp8 != kept
+    monkeypatch.setattr(views, "_SWEEP_POINTS_KEPT", 3)
+    views.serving_sweep(*run("infer", {**inputs, "batch": "24", "kv_precision": "fp8", "output_tokens": "512"}))
+    assert len(views._SWEEP_POINTS) == 3
+
+
 def test_infer_view_has_the_atlas_the_chart_the_memory_bars_and_the_tables():
     """Four drawings (the serving atlas wide and narrow, the chart with a point per sweep batch, the memory bars)
     and six tables."""
