@@ -19,6 +19,9 @@ names and texts, all computed here:
   whole tenths of a unit (``645`` is 64.5): JSON writes an integer about four times as fast as a decimal,
   and these are most of the numbers a timeline input sends (issue 15)
 
+A drawing with ``"named_only": true`` has no items: its title, description and size only, for a figure the page
+does not draw yet (:func:`timeline_layout` with ``drawn=False``; ``calc-view.mjs`` asks again when it comes near).
+
 The build hook (``hooks/views.py``) turns a drawing into inline SVG; the page
 (``calc-view.mjs``) draws the same list with ``createElementNS`` and
 ``textContent``. Both only place what is here, so every number and label on the
@@ -513,17 +516,21 @@ def _timeline_ops(ops: tuple[Op, ...], kind: str, x0: float, y0: float, rh: floa
     return items + labels
 
 
-def timeline_layout(sched: Schedule) -> dict:
+def timeline_layout(sched: Schedule, drawn: bool = True) -> dict:
     """Stages × time slots of one generated schedule (:func:`calc.pipeline.schedule`).
 
     Forward passes are plain boxes labelled ``F``; backward passes are hatched and
     labelled ``B`` (shape and text, not only colour); the microbatch sets the colour
-    class ``tl-mbK`` (K = microbatch mod 8). Idle slots are drawn as bubbles.
+    class ``tl-mbK`` (K = microbatch mod 8). Idle slots are drawn as bubbles. With ``drawn`` false, the drawing is
+    named only (``"named_only"``: its title, description and size, no items).
 
     >>> from calc.pipeline import schedule
     >>> d = timeline_layout(schedule("1f1b", 4, 8))
     >>> sum(len(i["rows"]) for i in d["items"] if i["t"] == "boxes"), d["h"] > 100
     (64, True)
+    >>> {k: v for k, v in timeline_layout(schedule("1f1b", 4, 8), drawn=False).items() if k != "title"} == {
+    ...     "w": d["w"], "h": d["h"], "desc": d["desc"], "items": [], "named_only": True}
+    True
     """
     kind, p, m, v, ops = sched.kind, sched.stages, sched.microbatches, sched.interleave, sched.ops
     makespan, ideal = sched.makespan_slots, sched.ideal_slots
@@ -531,13 +538,18 @@ def timeline_layout(sched: Schedule) -> dict:
     head = (f"{_KIND_TITLES[kind]}: p = {p}, m = {m}" + (f", v = {v}" if kind == "interleaved" else "")
             + f"; {makespan} slots for {ideal} of work per stage")
     sub = f"bubble {frac:.1%} of the ideal time (Megatron), {share:.1%} of the total (GPipe)"
+    too_long = makespan > MAX_TIMELINE_SLOTS or p > _MAX_TIMELINE_STAGES
+    x0, y0, rh = 64.0, 44.0, 22.0
+    y_axis = y0 + p * (rh + 4) + 4
+    h = 64.0 if too_long else _r(y_axis + 40)
+    if not drawn:
+        return {"w": _W, "h": h, "title": head, "desc": sub, "items": [], "named_only": True}
     items = [_text(8, 16, head, "tl-title"), _text(8, 32, sub, "tl-sub")]
-    if makespan > MAX_TIMELINE_SLOTS or p > _MAX_TIMELINE_STAGES:
+    if too_long:
         items.append(_text(8, 54, f"Too long to draw legibly ({makespan} slots, {p} stages; drawn up to "
                                   f"{MAX_TIMELINE_SLOTS} slots and {_MAX_TIMELINE_STAGES} stages). "
                                   "The fractions above are still computed.", "tl-sub"))
-        return {"w": _W, "h": 64.0, "title": head, "desc": sub, "items": items}
-    x0, y0, rh = 64.0, 44.0, 22.0
+        return {"w": _W, "h": h, "title": head, "desc": sub, "items": items}
     sw = (_W - x0 - 8) / makespan
     by_stage: list[list[tuple[int, int]]] = [[] for _ in range(p)]
     for o in ops:
@@ -552,14 +564,13 @@ def timeline_layout(sched: Schedule) -> dict:
                 items.append(_rect(x0 + t * sw, y, (a - t) * sw, rh, "tl-idle", f"stage {s} idle, slots {t}–{a}"))
             t = max(t, b)
     items += _timeline_ops(ops, kind, x0, y0, rh, sw)
-    y_axis = y0 + p * (rh + 4) + 4
     step = max(1, round(makespan / 12))
     for k in range(0, makespan + 1, step):
         items.append(_line(x0 + k * sw, y_axis - 2, x0 + k * sw, y_axis + 2, "tl-tick"))
         items.append(_text(x0 + k * sw, y_axis + 14, k, "tl-sub", "middle"))
     items.append(_text(x0, y_axis + 30, "time slots (a forward takes 1, a backward 2); F forward, B backward "
                                         "(hatched), grey: bubble", "tl-sub"))
-    return {"w": _W, "h": _r(y_axis + 40), "title": head, "desc": sub, "items": items}
+    return {"w": _W, "h": h, "title": head, "desc": sub, "items": items}
 
 
 # ---------------------------------------------------------------------------- memory bars

@@ -2,11 +2,13 @@
 
 Requests::
 
-    {"op": "evaluate", "command": NAME, "inputs": {name: text, ...}, "fit": "wide" | "narrow"}
+    {"op": "evaluate", "command": NAME, "inputs": {name: text, ...}, "fit": "wide" | "narrow", "drawn": [i, ...]}
         → what :func:`calc.api.page_values` gives, plus "chart" for allreduce
           (:func:`calc.series.allreduce_chart`) and "view" for the tool pages
           (:data:`calc.views.PAGE_VIEWS`); "fit" (optional): the one atlas layout the
-          page shows (:func:`calc.views.atlas_figures`; without it, both)
+          page shows (:func:`calc.views.atlas_figures`; without it, both); "drawn" (optional): the
+          indices of the view's figures the page draws now, the others named only (title,
+          description, size: :data:`calc.views.NAMING_VIEWS`; without it, all drawn)
     {"op": "ring", "ranks": TEXT}
         → {"ok": true, "ring": ...} (:func:`calc.series.ring_view`)
     {"op": "launch", "inputs": {plan's name: text, ...}}
@@ -47,8 +49,19 @@ def _evaluate(request: dict) -> dict:
         answer["chart"] = _series.chart_json(_series.allreduce_chart(
             values["ranks"], values["payload"], values["bandwidth"], values["startup"]))
     if cmd.name in _views.PAGE_VIEWS:  # the tool pages' drawings and tables
-        answer["view"] = _views.page_view(cmd.name, raw, values, result, _fit(request))
+        answer["view"] = _views.page_view(cmd.name, raw, values, result, _fit(request), _drawn(request))
     return answer
+
+
+def _drawn(request: dict) -> frozenset[int] | None:
+    drawn = request.get("drawn")
+    if drawn is None:
+        return None
+    if (not isinstance(drawn, list) or len(drawn) > _views.MAX_FIGURES
+            or not all(type(i) is int and 0 <= i < _views.MAX_FIGURES for i in drawn)):
+        raise CalcError("drawn", f"a list of figure indices from 0 to {_views.MAX_FIGURES - 1} (the figures the page "
+                                 "draws now)", drawn)
+    return frozenset(drawn)
 
 
 def _fit(request: dict) -> str | None:

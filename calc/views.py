@@ -133,7 +133,9 @@ def device_memory_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
 # ---------------------------------------------------------------------------- bubble (timelines)
 
 
-def bubble_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
+def bubble_view(inputs: Mapping, values: Mapping, result: dict, drawn: frozenset[int] | None = None) -> dict:
+    """The three schedules drawn, and their measured fractions; ``drawn``: the figures to draw (the others named
+    only: :func:`calc.diagram.timeline_layout`), all without it."""
     p, m, v = (values[k] for k in ("pipeline_parallel", "microbatches", "interleave"))
     tb = COMMANDS["schedule"].parse({})["backward_slots"]  # the schedule command's default
     figures, rows = [], []
@@ -147,7 +149,7 @@ def bubble_view(inputs: Mapping, values: Mapping, result: dict) -> dict:
         except CalcError as e:
             figures.append(_note(f"{name}: not drawn ({e})."))
             continue
-        figures.append(diagram.timeline_layout(s))
+        figures.append(diagram.timeline_layout(s, drawn is None or len(figures) in drawn))
         rows.append([name, str(vk), str(s.makespan_slots), str(s.ideal_slots), f"{s.bubble_fraction:.4g}",
                      f"{s.bubble_share:.4g}", str(max(s.peak_in_flight))])
     table = _table("Measured on the generated schedules (a backward takes two slots)",
@@ -457,11 +459,20 @@ PAGE_VIEWS = {"plan": plan_view, "device-memory": device_memory_view, "bubble": 
               "infer": infer_view}
 #: The views that draw the atlas, and so take the layout to draw (:func:`atlas_figures`).
 ATLAS_VIEWS = frozenset({"plan", "infer"})
+#: The views that can leave figures named only (``named_only``: :mod:`calc.diagram`), and so take the ones to draw:
+#: the timeline's three schedules were most of its Python per input, and the page shows one or two at a time.
+NAMING_VIEWS = frozenset({"bubble"})
+#: Figures in a view at most (the indices a page may ask to draw are below it).
+MAX_FIGURES = 16
 
 
-def page_view(command: str, inputs: Mapping, values: Mapping, result: dict, fit: str | None = None) -> dict:
+def page_view(command: str, inputs: Mapping, values: Mapping, result: dict, fit: str | None = None,
+              drawn: frozenset[int] | None = None) -> dict:
     """The view of ``command``'s ``result`` for ``inputs`` parsed as ``values`` (see the module docstring);
-    ``fit``: the one atlas layout to draw (:func:`atlas_figures`), for the views that draw one."""
+    ``fit``: the one atlas layout to draw (:func:`atlas_figures`), for the views that draw one; ``drawn``: the indices
+    of the figures to draw, the others named only, for :data:`NAMING_VIEWS` (all, without it)."""
     if command in ATLAS_VIEWS:
         return PAGE_VIEWS[command](inputs, values, result, fit)
+    if command in NAMING_VIEWS:
+        return PAGE_VIEWS[command](inputs, values, result, drawn)
     return PAGE_VIEWS[command](inputs, values, result)

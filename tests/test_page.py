@@ -187,6 +187,26 @@ def test_the_page_asks_for_the_atlas_layout_it_shows(command):
                       "message": "fit must be wide or narrow (the atlas layout the page shows), got 'tall'"}
 
 
+def test_the_timeline_names_the_figures_the_page_does_not_draw_now():
+    """"drawn" lists the figures the page draws now: the timeline's others come named only, with the title,
+    description and size of the whole drawing and no items; the table is whole either way. A view that cannot name
+    its figures (the memory tool's) draws them all. Anything but a short list of small indices is one error."""
+    inputs = {"pipeline_parallel": "4", "microbatches": "16", "interleave": "2"}
+    whole = ask(op="evaluate", command="bubble", inputs=inputs)["view"]
+    for drawn in ([0], [1, 2], []):
+        view = ask(op="evaluate", command="bubble", inputs=inputs, drawn=drawn)["view"]
+        assert view["tables"] == whole["tables"]
+        for i, (d, w) in enumerate(zip(view["figures"], whole["figures"], strict=True)):
+            assert d == (w if i in drawn else {**{k: w[k] for k in ("w", "h", "title", "desc")}, "items": [],
+                                                "named_only": True}), (drawn, i)
+    memory = dict(COMMANDS["device-memory"].example)
+    assert (ask(op="evaluate", command="device-memory", inputs=memory, drawn=[])["view"]
+            == ask(op="evaluate", command="device-memory", inputs=memory)["view"])
+    for wrong in ([16], [-1], [0.5], ["0"], "0", list(range(17))):
+        answer = ask(op="evaluate", command="bubble", inputs=inputs, drawn=wrong)
+        assert not answer["ok"] and answer["param"] == "drawn" and "figure indices from 0 to 15" in answer["message"]
+
+
 def test_the_atlas_is_planned_without_listing_every_rank():
     """The page's plan lists no ranks (the CLI's does: 1024 of them at the atlas's defaults), and everything the page
     shows or draws from it is the CLI's."""

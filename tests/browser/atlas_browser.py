@@ -240,12 +240,13 @@ class Calculator:
         return self.wait_state("ready", "error")
 
     def drawn(self) -> None:
-        """Bring each figure of the view that waits to be redrawn into view, one by one, and wait until it is: a
-        figure far off screen is redrawn when it comes near the screen (calc-view.mjs deferOffscreen)."""
-        while (stale := self.root.locator("[data-view] > .tool__figure[data-stale]")).count():
-            figure = stale.first.element_handle()
-            figure.scroll_into_view_if_needed()
-            self.page.wait_for_function("(el) => !el.hasAttribute('data-stale')", arg=figure, timeout=HUNG_MS)
+        """Have every figure of the view drawn for the answer shown, as a print does, and wait until it is: a figure
+        far off screen is drawn when it comes near (calc-view.mjs deferOffscreen), and the timeline's two ends are
+        never near together. ``beforeprint`` draws them all, asking Python again for those it named only."""
+        self.page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+        self.page.wait_for_function("(root) => !root.querySelector('[data-view] > [data-stale]')",
+                                    arg=self.root.element_handle(), timeout=HUNG_MS)
+        self.page.evaluate("() => window.dispatchEvent(new Event('afterprint'))")
 
     def values(self) -> dict[str, str]:
         return self.root.evaluate(

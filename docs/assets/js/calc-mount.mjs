@@ -140,7 +140,8 @@ function mountCalculator(root, signal) {
     if (!shown || runtime !== "ready") return;
     const id = ++latest;
     root.setAttribute("aria-busy", "true");
-    const reply = await request({ op: "evaluate", command, inputs: readInputs(fields), fit: view?.fit() });
+    const reply = await request({ op: "evaluate", command, inputs: readInputs(fields), fit: view?.fit(),
+      drawn: view?.drawn() });
     if (id !== latest || signal.aborted) return; // an answer for older inputs: a newer one is coming
     root.setAttribute("aria-busy", "false");
     if (reply.answer) showAnswer(reply.answer, reply.ms ?? 0);

@@ -177,61 +177,89 @@ const NARROW_BELOW_PX = 786;
 // 1280 x 720 the reader typing sees one of its three schedules, and building all three anew took 6-12 ms per input
 // (make bench's input loop, paired, 2 rounds of 60 inputs: drawing p50 7.0, 6.6 -> 2.1, 2.2 ms; input -> result p95
 // 25.4, 25.7 -> 16.6, 17.5 ms; README). Its title and description, which name the drawing to a screen reader
-// (role img), and its height are set at once; the rest is marked stale (tools.css dims it) until drawn.
+// (role img), and its height are set at once; the rest is marked stale (tools.css dims it) until drawn. The page
+// tells Python which figures it draws now (`drawn()`), and a view that can (calc.views.NAMING_VIEWS: the timeline)
+// sends the others named only, without items: such a figure is asked for again when it comes near (`ask`).
 const NEAR = "10% 0px"; // IntersectionObserver rootMargin: within a tenth of the screen's height above or below it
 
-/** The off-screen figures of `view`: `place(el, d, uid)` draws `d` in the figure `el` now, or when it comes near. */
-function deferOffscreen(view, signal) {
+/** The off-screen figures of `view`: `place(el, d, uid)` draws `d` in the figure `el` now, or when it comes near;
+ * `ask()` asks Python for a new answer (for a figure named only that comes near). */
+function deferOffscreen(view, signal, ask) {
   const reported = new WeakSet(); // figures the observer has reported on: before that, drawn at once
   const near = new WeakSet(); // figures within NEAR of the screen when last reported
-  const due = new Map(); // figure -> [drawing, uid] of the newest answer, not drawn yet
+  const due = new Map(); // figure -> [drawing, uid] of the newest answer not drawn yet, or null: named only
   const draw = (el, d, uid) => {
     due.delete(el);
     refill(el, figure(d, uid)); // the fresh figure has no data-stale: refill removes it
   };
+  const drawDue = (figures) => {
+    let named = false;
+    for (const el of figures) {
+      if (!due.has(el)) continue;
+      const args = due.get(el);
+      if (args) draw(el, ...args);
+      else named = true;
+    }
+    if (named) ask();
+  };
   const observer = new IntersectionObserver((entries) => {
     for (const { target, isIntersecting } of entries) {
       reported.add(target);
-      if (isIntersecting) {
-        near.add(target);
-        if (due.has(target)) draw(target, ...due.get(target));
-      } else near.delete(target);
+      if (isIntersecting) near.add(target);
+      else near.delete(target);
     }
+    drawDue(entries.filter((e) => e.isIntersecting).map((e) => e.target));
   }, { rootMargin: NEAR });
   signal.addEventListener("abort", () => observer.disconnect(), { once: true });
-  // a page printed shows every figure
-  window.addEventListener("beforeprint", () => { for (const [el, args] of due) draw(el, ...args); }, { signal });
+  // A page printed draws every figure it has; one named only is asked for, with every figure until the print ends,
+  // and drawn when Python answers: after the page has been laid out for printing, which then shows it dimmed.
+  let printing = false;
+  window.addEventListener("beforeprint", () => {
+    printing = true;
+    drawDue([...due.keys()]);
+  }, { signal });
+  window.addEventListener("afterprint", () => { printing = false; }, { signal });
   const observe = () => {
     observer.disconnect();
     due.clear();
     for (const el of view.querySelectorAll(":scope > .tool__figure")) observer.observe(el);
   };
   observe();
+  const shownNow = (el) => printing || !reported.has(el) || near.has(el);
   return {
     /** Watch the view's figures afresh (after they were replaced). */
     observe,
+    /** The indices of the figures drawn at the next answer: those near the screen or not reported on yet, or all
+     * while the page is printed. */
+    drawn: () => [...view.children].flatMap((el, i) => (el.className === "tool__figure" && shownNow(el) ? [i] : [])),
     place(el, d, uid) {
       const svg = el.querySelector(":scope > svg");
-      // the drawing's first item marks which layout it is (the atlas's wide or narrow), and tools.css shows a figure
-      // by it: a figure whose layout changes is drawn now
-      const layout = svg?.children[2]?.getAttribute("class") ?? null;
-      if (!reported.has(el) || near.has(el) || !svg || layout !== (d.items[0]?.cls ?? null)) {
-        draw(el, d, uid);
-        return;
+      if (d.named_only) {
+        if (!svg) el.replaceChildren(drawing(d, uid));
+      } else {
+        // the drawing's first item marks which layout it is (the atlas's wide or narrow), and tools.css shows a
+        // figure by it: a figure whose layout changes is drawn now
+        const layout = svg?.children[2]?.getAttribute("class") ?? null;
+        if (shownNow(el) || !svg || layout !== (d.items[0]?.cls ?? null)) {
+          draw(el, d, uid);
+          return;
+        }
       }
-      due.set(el, [d, uid]);
+      due.set(el, d.named_only ? null : [d, uid]);
       el.dataset.stale = "";
       el.style.aspectRatio = `${d.w} / ${d.h}`;
-      const [title, desc] = svg.children;
+      const [title, desc] = el.querySelector(":scope > svg").children;
       if (title.textContent !== d.title) title.textContent = d.title;
       if (desc.textContent !== d.desc) desc.textContent = d.desc;
+      if (d.named_only && shownNow(el)) ask(); // it came near while Python computed
     },
   };
 }
 
-/** Make a tool's view and presets live; returns {update(answer, atDefaults), fit()} for calc-mount.mjs.
+/** Make a tool's view and presets live; returns {update(answer, atDefaults), fit(), drawn()} for calc-mount.mjs.
  * `refit()` is called when the view crosses NARROW_BELOW_PX while it shows a live answer: the page asks
- * Python for the atlas layout its view shows (fit()), not for both, so it must ask again then. */
+ * Python for the atlas layout its view shows (fit()), not for both, so it must ask again then; and when a figure
+ * Python named only (drawn()) comes near the screen. */
 export function mountView(root, signal, refit = () => {}) {
   const view = root.querySelector("[data-view]");
   const form = root.querySelector(".calc__form");
@@ -248,7 +276,7 @@ export function mountView(root, signal, refit = () => {}) {
       form.querySelector("[name]").dispatchEvent(new Event("input", { bubbles: true }));
     }, { signal });
   }
-  const offscreen = deferOffscreen(view, signal);
+  const offscreen = deferOffscreen(view, signal, refit);
   let built = true; // the view shown is the build's, drawn for the default inputs (hooks/views.py), both layouts
   let width = null; // the view's content width (px), as its container query measures it; null: not yet known
   const fit = () => (width === null ? undefined : width < NARROW_BELOW_PX ? "narrow" : "wide");
@@ -262,6 +290,8 @@ export function mountView(root, signal, refit = () => {}) {
     signal.addEventListener("abort", () => resized.disconnect(), { once: true });
   }
   return {
+    /** The indices of the view's figures to ask Python to draw; the others it may name only. */
+    drawn: offscreen.drawn,
     /** The atlas layout to ask for: "wide" or "narrow"; undefined (both) until the view has been measured, and
      * in a view without an atlas, which a resize then never asks Python again for (the planner's search). */
     fit,
@@ -281,9 +311,10 @@ export function mountView(root, signal, refit = () => {}) {
         figures.forEach((d, i) => offscreen.place(shown[i], d, `${root.id}-fig${i}`));
         tables.forEach(([name, t], j) => refill(shown[figures.length + j], table(name, t)));
       } else {
-        view.replaceChildren(...figures.map((d, i) => figure(d, `${root.id}-fig${i}`)),
-          ...tables.map(([name, t]) => table(name, t)));
+        const parts = figures.map((d, i) => figure(d, `${root.id}-fig${i}`));
+        view.replaceChildren(...parts, ...tables.map(([name, t]) => table(name, t)));
         offscreen.observe();
+        figures.forEach((d, i) => d.named_only && offscreen.place(parts[i], d, `${root.id}-fig${i}`));
       }
       root.dataset.drawMs = (performance.now() - started).toFixed(2);
     },
