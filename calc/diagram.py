@@ -36,8 +36,8 @@ from . import units
 from .pipeline import Op, Schedule
 from .plan import MEMORY_TERMS
 
-__all__ = ["atlas_layout", "timeline_layout", "memory_bars", "accuracy_chart", "serving_chart", "STRATEGY_NAMES",
-           "MAX_TIMELINE_SLOTS", "SERVING_TERMS"]
+__all__ = ["atlas_layout", "timeline_layout", "memory_bars", "accuracy_chart", "serving_chart", "allreduce_panels",
+           "clip_polyline", "STRATEGY_NAMES", "MAX_TIMELINE_SLOTS", "SERVING_TERMS"]
 
 #: Reader-facing names of the strategies in ``Communication.strategy``.
 STRATEGY_NAMES = {"tensor": "tensor (TP)", "pipeline": "pipeline (PP)", "data": "data (DP/ZeRO)",
@@ -831,3 +831,122 @@ def serving_chart(points: list[dict], batch: int, largest: int) -> dict:
                     "generated tokens per second per replica below; the vertical line marks this plan's batch. "
                     "The table below lists the same points.",
             "items": items}
+
+
+# ---------------------------------------------------------------------------- the all-reduce chart
+
+#: One panel of the all-reduce chart: its box, and the plotting area inside it (left, top, width, height).
+_RING_W, _RING_H = 380.0, 250.0
+_RING_PANEL = (62.0, 14.0, 300.0, 180.0)
+
+
+def clip_polyline(points: list[tuple[float, float]], lo: float, hi: float) -> list[list[tuple[float, float]]]:
+    """The parts of the polyline through ``points`` whose ``y`` lies in ``[lo, hi]``, each segment cut where it
+    crosses a bound (linear interpolation in the drawing's coordinates, where the log-log curves are straight
+    between samples). A curve that leaves the plotting area and comes back is two parts.
+
+    >>> clip_polyline([(0, 0), (10, 10), (20, 0)], 2, 8)
+    [[(2.0, 2.0), (8.0, 8.0)], [(12.0, 8.0), (18.0, 2.0)]]
+    """
+    parts: list[list[tuple[float, float]]] = []
+    for (ax, ay), (bx, by) in zip(points, points[1:]):
+        t0, t1 = 0.0, 1.0  # the part of the segment a + t·(b − a) inside the bounds
+        if ay == by:
+            if not lo <= ay <= hi:
+                continue
+        else:
+            ta, tb = (lo - ay) / (by - ay), (hi - ay) / (by - ay)
+            t0, t1 = max(t0, min(ta, tb)), min(t1, max(ta, tb))
+            if t0 > t1:
+                continue
+        start = (ax, ay) if t0 == 0 else (ax + (bx - ax) * t0, ay + (by - ay) * t0)
+        end = (bx, by) if t1 == 1 else (ax + (bx - ax) * t1, ay + (by - ay) * t1)
+        if parts and parts[-1][-1] == start:
+            parts[-1].append(end)
+        else:
+            parts.append([start, end])
+    return [part for part in parts if len(part) > 1]
+
+
+def _ring_panel(points: list[list[float]], x_ticks: list[list], y_ticks: list[list], x_label: str,
+                current: tuple[float, float], crossover: float | None, crossover_label: str, title: str,
+                desc: str) -> dict:
+    """One panel on log-log axes: the time and its two terms (``points``: ``[x, time, startup, bandwidth]``),
+    the ticks calc labelled, the crossover where it is on the axis, the inputs' point."""
+    import math
+
+    left, top, width, height = _RING_PANEL
+    xs = [q[0] for q in points]
+    ys = [q[1] for q in points if q[1] > 0] + [t[0] for t in y_ticks]
+    x_lo, x_hi = min(xs), max(xs)
+    y_lo, y_hi = (min(ys), max(ys)) if ys else (1.0, 10.0)  # every time 0 (one rank, or nothing to send)
+
+    def scale(lo: float, hi: float, start: float, end: float):
+        a = math.log10(lo)
+        span = math.log10(hi) - a or 1.0
+        return lambda v: start + (math.log10(v) - a) / span * (end - start)
+
+    x, y = scale(x_lo, x_hi, left, left + width), scale(y_lo, y_hi, top + height, top)
+    items = [_rect(left, top, width, height, "chart__frame")]
+    for value, label in x_ticks:
+        if x_lo <= value <= x_hi:
+            items += [_line(x(value), top, x(value), top + height, "chart__grid"),
+                      _text(x(value), top + height + 16, label, "chart__tick", "middle")]
+    for value, label in y_ticks:
+        items += [_line(left, y(value), left + width, y(value), "chart__grid"),
+                  _text(left - 4, y(value) + 4, label, "chart__tick", "end")]
+    items += [_text(left + width / 2, top + height + 34, x_label, "chart__label", "middle"),
+              _text(4, top + height + 34, "time (log)", "chart__tick")]
+    for column, cls in ((2, "chart__term chart__term--startup"), (3, "chart__term chart__term--bandwidth"),
+                        (1, "chart__time")):
+        drawn = [(x(q[0]), y(q[column])) for q in points if q[column] > 0]
+        d = "".join("M" + "L".join(f"{_r(px)},{_r(py)}" for px, py in part)
+                    for part in clip_polyline(drawn, top, top + height))
+        if d:
+            items.append(_path(d, cls))
+    if not ys:
+        items.append(_text(left + width / 2, top + height / 2, "T = 0 s: nothing crosses a link", "chart__note",
+                           "middle"))
+    if crossover is not None and x_lo <= crossover <= x_hi:
+        cx = x(crossover)
+        end = cx > left + width / 2
+        items += [_line(cx, top, cx, top + height, "chart__crossover"),
+                  _text(cx - 4 if end else cx + 4, top + 14, f"crossover {crossover_label}", "chart__note",
+                        "end" if end else "start")]
+    if current[0] > 0 and current[1] > 0:
+        items.append({"t": "circle", "cx": _r(x(current[0])), "cy": _r(y(current[1])), "r": 5.0,
+                      "cls": "chart__current"})
+    return {"w": _RING_W, "h": _RING_H, "title": title, "desc": desc, "items": items}
+
+
+def allreduce_panels(chart: dict, time_text: str, regime: str) -> list[dict]:
+    """The all-reduce calculator's chart: the ring's time against ranks (payload fixed) and against payload
+    (ranks fixed), log-log, each with its startup and bandwidth terms, the crossover and the inputs' point.
+
+    ``chart`` is :func:`calc.series.chart_json`'s; ``time_text`` and ``regime`` the results as the page shows
+    them. Curves are clipped to the plotting area (a term far below the time leaves it).
+
+    >>> from calc.series import allreduce_chart, chart_json
+    >>> a, b = allreduce_panels(chart_json(allreduce_chart(64, 2**30, 1e11, 5e-6)), "21.77 ms", "bandwidth-bound")
+    >>> a["title"]
+    'Time against ranks for the payload given: 21.77 ms at 64 ranks; the startup term dominates beyond about 2,147 ranks.'
+    >>> [i["s"] for i in b["items"] if i.get("cls") == "chart__note"]
+    ['crossover 32 MB']
+    """
+    ranks, time_s = chart["ranks"], chart["time_s"]
+    beyond = "" if chart["crossover_ranks_text"] is None else \
+        f"; the startup term dominates beyond about {chart['crossover_ranks_text']} ranks"
+    crossover_payload = chart["crossover_payload_text"]
+    desc = ("Log-log axes. Solid line: the ring's time T; dashed: its startup term 2(p-1)α and its bandwidth term "
+            "2(p-1)/p · n/β; dotted: the crossover, where the two terms are equal; dot: the inputs.")
+    return [
+        _ring_panel(chart["by_ranks"], chart["ticks"]["ranks"], chart["ticks"]["time_by_ranks"],
+                    "ranks p (payload fixed)", (ranks, time_s), chart["crossover_ranks"],
+                    f"p ≈ {chart['crossover_ranks_text']}",
+                    f"Time against ranks for the payload given: {time_text} at {ranks} ranks{beyond}.", desc),
+        _ring_panel(chart["by_payload"], chart["ticks"]["payload"], chart["ticks"]["time_by_payload"],
+                    "payload n (ranks fixed)", (chart["payload_bytes"], time_s), chart["crossover_payload_bytes"],
+                    str(crossover_payload),
+                    f"Time against payload for {ranks} ranks: {time_text} for the payload given ({regime})"
+                    + ("" if crossover_payload is None else f"; crossover payload {crossover_payload}") + ".", desc),
+    ]

@@ -4,7 +4,7 @@ Requests::
 
     {"op": "evaluate", "command": NAME, "inputs": {name: text, ...}, "fit": "wide" | "narrow", "drawn": [i, ...]}
         → what :func:`calc.api.page_values` gives, plus "chart" for allreduce
-          (:func:`calc.series.allreduce_chart`) and "view" for the tool pages
+          (:func:`calc.views.allreduce_chart_view`: the curves and the two panels drawn) and "view" for the tool pages
           (:data:`calc.views.PAGE_VIEWS`); "fit" (optional): the one atlas layout the
           page shows (:func:`calc.views.atlas_figures`; without it, both); "drawn" (optional): the
           indices of the view's figures the page draws now, the others named only (title,
@@ -46,8 +46,7 @@ def _evaluate(request: dict) -> dict:
     values, result = run(cmd.name, raw, page=True)  # what is sent is checked: page_values, _strict
     answer = page_values(cmd, result)
     if cmd.name == "allreduce":
-        answer["chart"] = _series.chart_json(_series.allreduce_chart(
-            values["ranks"], values["payload"], values["bandwidth"], values["startup"]))
+        answer["chart"] = _views.allreduce_chart_view(values, result)
     if cmd.name in _views.PAGE_VIEWS:  # the tool pages' drawings and tables
         answer["view"] = _views.page_view(cmd.name, raw, values, result, _fit(request), _drawn(request))
     return answer

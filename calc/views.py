@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from urllib.parse import parse_qsl, urlencode
 
-from . import diagram, units
+from . import diagram, series, units
 from .api import COMMANDS, format_result
 from .commands.export import launches
 from .commands.inference import decode_points
@@ -31,7 +31,7 @@ from .presets import ATLAS_DEFAULT, PRESETS
 from .plan import MEMORY_TERMS, term_title
 from .spec import spec_key
 
-__all__ = ["page_view", "PAGE_VIEWS", "ATLAS_FITS", "atlas_figures", "atlas_query", "plan_inputs", "row_inputs", "ATLAS_HREF", "pinned_inputs", "plan_spec",
+__all__ = ["page_view", "allreduce_chart_view", "PAGE_VIEWS", "ATLAS_FITS", "atlas_figures", "atlas_query", "plan_inputs", "row_inputs", "ATLAS_HREF", "pinned_inputs", "plan_spec",
            "compare_view", "MAX_PIN_CHARS"]
 
 #: Where the planner's links point, relative to the planner page (``tools/planner/``).
@@ -44,6 +44,27 @@ def _b(n: float) -> str:
 
 def _table(caption: str, head: list[str], rows: list[list], align: str = "") -> dict:
     return {"caption": caption, "head": head, "rows": rows, "align": align or "l" + "r" * (len(head) - 1)}
+
+
+# ---------------------------------------------------------------------------- the all-reduce calculator
+
+
+def allreduce_chart_view(values: Mapping, result: dict) -> dict:
+    """The all-reduce calculator's chart for parsed ``values`` and their ``result``: the sampled curves
+    (:func:`calc.series.chart_json`) and, as ``"figures"``, its two panels drawn (:func:`calc.diagram.allreduce_panels`).
+    The build hook draws the default inputs' with it and the page's worker every other input's, so the chart is
+    there before Python is, and the same.
+
+    >>> from calc.api import run
+    >>> chart = allreduce_chart_view(*run("allreduce", {"ranks": "8", "payload": "1GB", "bandwidth": "100GB/s",
+    ...                                                   "startup": "5us"}))
+    >>> chart["ranks"], [d["title"][:24] for d in chart["figures"]]
+    (8, ['Time against ranks for t', 'Time against payload for'])
+    """
+    chart = series.chart_json(series.allreduce_chart(values["ranks"], values["payload"], values["bandwidth"],
+                                                     values["startup"]))
+    chart["figures"] = diagram.allreduce_panels(chart, format_result("seconds", result["time_s"]), result["regime"])
+    return chart
 
 
 # ---------------------------------------------------------------------------- plan (the atlas)

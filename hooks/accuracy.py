@@ -24,7 +24,7 @@ from calc.units import format_flops, format_time
 from . import arguments, templates
 from .markers import Marker, MarkerError
 from .tables import Table
-from .views import svg
+from .svg import svg
 
 __all__ = ["RENDERERS", "render_validation"]
 

@@ -17,8 +17,10 @@ DOM contract (tests and scripts rely on it):
   calculator's state in ``.calc__status`` (``role="status"``, a polite live region);
   the ``<dl class="calc__results">`` has ``data-current="true|false"`` and a visible
   ``.calc__stale`` note that is shown when the results do not match the inputs;
-- ``allreduce`` also has ``<figure data-chart>`` (time against ranks and payload) and
-  ``<section data-ring>`` (the ring step by step), drawn by the page's script.
+- ``allreduce`` also has ``<figure data-chart data-built>`` (time against ranks and payload, the two
+  panels of :func:`calc.views.allreduce_chart_view` as inline SVG for the default inputs; ``data-built``
+  until the page's script redraws it for other inputs) and ``<section data-ring>`` (the ring step by
+  step, drawn by the page's script).
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from calc.api import Command, Param, evaluate, format_result
+from calc.api import Command, Param, format_result, run
+from calc.views import allreduce_chart_view
 
 from . import arguments, templates
 from .markers import Marker
+from .svg import svg
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +104,12 @@ def render_results(cmd: Command, result: dict) -> str:
     return templates.render("results.html", rows=rows)
 
 
-def render_allreduce_views(uid: str) -> str:
-    """Places for the chart and the ring step-through, which the page's script draws (``allreduce.html``)."""
-    return templates.render("allreduce.html", uid=uid)
+def render_allreduce_views(uid: str, values: dict, result: dict) -> str:
+    """The chart, drawn for these inputs with the page's own :func:`calc.views.allreduce_chart_view`, and the
+    place of the ring step-through, which the page's script draws (``allreduce.html``)."""
+    chart = allreduce_chart_view(values, result)
+    panels = [svg(d, f"{uid}-chart-{name}") for d, name in zip(chart["figures"], ("ranks", "payload"))]
+    return templates.render("allreduce.html", uid=uid, panels=panels)
 
 
 #: Views drawn beside some commands' results.
@@ -111,9 +118,10 @@ VIEWS = {"allreduce": render_allreduce_views}
 
 def calculator_html(cmd: Command, uid: str, inputs: dict[str, str]) -> str:
     """The calculator for ``inputs``: the form, the results ``calc`` computes for them, the command's view."""
-    result = evaluate(cmd.name, inputs)
+    values, result = run(cmd.name, inputs)
     return render_shell(cmd, uid, f"{cmd.title} calculator", render_form(cmd, uid, inputs),
-                        render_results(cmd, result) + "\n" + (VIEWS[cmd.name](uid) if cmd.name in VIEWS else ""))
+                        render_results(cmd, result) + "\n" + (VIEWS[cmd.name](uid, values, result)
+                                                               if cmd.name in VIEWS else ""))
 
 
 def render_shell(cmd: Command, uid: str, title: str, form: str, outputs: str, extra_class: str = "") -> str:

@@ -8,7 +8,9 @@ import pytest
 
 from calc import units
 from calc.api import COMMANDS, evaluate
-from calc.diagram import NARROW_W, _wrap, atlas_layout, crossing_text, memory_bars, timeline_layout
+from calc.diagram import (NARROW_W, _wrap, allreduce_panels, atlas_layout, clip_polyline, crossing_text, memory_bars,
+                          timeline_layout)
+from calc.series import allreduce_chart, chart_json
 from calc.pipeline import schedule
 from calc.presets import ATLAS_DEFAULT, PRESETS
 
@@ -205,3 +207,62 @@ def test_wrap_breaks_between_words_within_the_width(text, size, width):
     assert all(len(line) <= most or " " not in line for line in lines)
     assert not any(line.startswith("·") for line in lines)
     assert _wrap(text, size, None) == [text]
+
+
+# ---------------------------------------------------------------------------- the all-reduce chart
+
+
+def _coords(d: str) -> list[tuple[float, float]]:
+    return [(float(x), float(y)) for x, y in re.findall(r"(-?[0-9.]+),(-?[0-9.]+)", d)]
+
+
+@pytest.mark.parametrize("ranks, payload, startup", [(64, 2**30, 5e-6), (2, 1e3, 1e-3), (4096, 1e12, 0.0),
+                                                     (1, 1e9, 5e-6), (8, 0.0, 5e-6)])
+def test_allreduce_panels_stay_inside_their_plotting_area(ranks, payload, startup):
+    """Every curve point, grid line and marker is inside the 300 x 180 area at (62, 14): a term far below the
+    time is cut at the frame, not drawn over the tick labels."""
+    chart = chart_json(allreduce_chart(ranks, payload, 1e11, startup))
+    for panel in allreduce_panels(chart, "t", "r"):
+        assert (panel["w"], panel["h"]) == (380.0, 250.0)
+        for item in panel["items"]:
+            if item["t"] == "path":
+                assert item["d"].startswith("M")
+                for x, y in _coords(item["d"]):
+                    assert 61.9 <= x <= 362.1 and 13.9 <= y <= 194.1, (item["cls"], x, y)
+            if item["t"] == "circle":
+                assert 62 <= item["cx"] <= 362 and 14 <= item["cy"] <= 194
+
+
+def test_allreduce_panels_mark_the_inputs_and_the_crossovers():
+    """The current point sits on the time curve's x; the crossover line and note appear only on the axis."""
+    chart = chart_json(allreduce_chart(64, 2**30, 1e11, 5e-6))  # p·α·β = 32 MB; n/(α·β) ≈ 2,147 ranks
+    by_ranks, by_payload = allreduce_panels(chart, "21.77 ms", "bandwidth-bound")
+    assert [i["cls"] for i in by_ranks["items"]].count("chart__crossover") == 1
+    assert "bandwidth-bound" in by_payload["title"] and "crossover payload 32 MB" in by_payload["title"]
+    far = chart_json(allreduce_chart(64, 1e3, 1e11, 5e-6))  # n/(α·β) = 0.002 ranks: off the axis
+    by_ranks, _ = allreduce_panels(far, "t", "latency-bound")
+    assert not [i for i in by_ranks["items"] if i["cls"] in ("chart__crossover", "chart__note")]
+    none = chart_json(allreduce_chart(64, 2**30, 1e11, 0.0))  # no startup: no crossover, no clause naming one
+    a, _ = allreduce_panels(none, "t", "bandwidth-bound")
+    assert "dominates" not in a["title"] and "None" not in a["title"]
+
+
+def test_allreduce_panels_put_larger_values_higher_and_further_right():
+    """Log axes: the time grows with the payload, so the time curve of the payload panel rises left to right."""
+    _, by_payload = allreduce_panels(chart_json(allreduce_chart(16, 2**30, 1e11, 5e-6)), "t", "r")
+    time = next(i for i in by_payload["items"] if i["t"] == "path" and i["cls"] == "chart__time")
+    pts = _coords(time["d"])
+    assert all(b[0] > a[0] and b[1] <= a[1] for a, b in zip(pts, pts[1:]))
+
+
+@pytest.mark.parametrize("points, lo, hi, expected", [
+    ([(0, 5), (10, 5)], 0, 10, [[(0, 5), (10, 5)]]),  # inside: unchanged
+    ([(0, 20), (10, 20)], 0, 10, []),  # outside
+    ([(0, -10), (10, 20)], 0, 10, [[(10 / 3, 0.0), (20 / 3, 10.0)]]),  # through the whole area in one segment
+    ([(0, 5), (10, 15), (20, 5)], 0, 10, [[(0, 5), (5.0, 10.0)], [(15.0, 10.0), (20, 5)]]),  # out and back
+])
+def test_clip_polyline(points, lo, hi, expected):
+    got = clip_polyline(points, lo, hi)
+    assert len(got) == len(expected)
+    for part, want in zip(got, expected):
+        assert [c for q in part for c in q] == pytest.approx([c for q in want for c in q])

@@ -71,10 +71,20 @@ def test_every_calculator_keeps_the_dom_contract(command):
     assert tree.find(**{"class": "calc__results"})[0]["data-current"] == "true"
 
 
-def test_allreduce_has_places_for_chart_and_ring():
-    """Only the all-reduce calculator gets the chart and the ring the page's script draws."""
+def test_allreduce_has_its_chart_drawn_and_a_place_for_the_ring():
+    """Only the all-reduce calculator gets the chart, drawn at build time for the inputs it shows (two panels of
+    inline SVG, marked data-built), and the place of the ring the page's script draws."""
     html = render("<!-- calc:calculator allreduce -->")
-    assert 'data-chart id="calc-allreduce-chart"' in html and 'data-ring id="calc-allreduce-ring"' in html
+    assert 'data-chart data-built id="calc-allreduce-chart"' in html and 'data-ring id="calc-allreduce-ring"' in html
+    tree = Tree(html)
+    svgs = [a for tag, a in tree.tags if tag == "svg"]
+    assert [a["aria-labelledby"] for a in svgs] == ["calc-allreduce-chart-ranks-t calc-allreduce-chart-ranks-d",
+                                                    "calc-allreduce-chart-payload-t calc-allreduce-chart-payload-d"]
+    assert sum(1 for tag, a in tree.tags if a.get("class") == "chart__current") == 2
+    time_text = tree.result_text["time_s"]
+    assert f"{time_text} at 64 ranks" in html  # the page's example: its result is in the panel's title
+    other = render("<!-- calc:calculator allreduce ranks=8 -->")
+    assert "at 8 ranks" in other and "at 64 ranks" not in other
     assert "data-chart" not in render("<!-- calc:calculator batch -->")
 
 

@@ -169,6 +169,41 @@ def test_allreduce_chart_marks_current_point_and_crossover(page):
     assert "crossover 4 MB" in chart.text_content()
 
 
+#: Each panel of the chart as [tag, attributes sorted, own text] per element, to compare two drawings of it (the
+#: build's inline SVG declares its namespace with an attribute, createElementNS does not).
+DRAWN = """figure => [...figure.querySelectorAll("svg")].map(svg => [svg, ...svg.querySelectorAll("*")].map(el => [
+    el.tagName.toLowerCase(), el.getAttributeNames().filter(n => n !== "xmlns").sort().map(n => [n, el.getAttribute(n)]),
+    el.children.length ? "" : el.textContent]))"""
+
+
+def test_allreduce_chart_is_drawn_without_javascript(browser, base_url, watch):
+    """With JavaScript off, the chart is there for the default inputs: two titled panels, each marking them."""
+    context = open_context(browser, base_url, watch, java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(PAGES["allreduce"])
+        chart = page.locator("[data-chart]")
+        assert chart.locator("svg[role=img]").count() == 2 and chart.locator(".chart__current").count() == 2
+        time_text = expected_texts("allreduce", COMMANDS["allreduce"].example)["time_s"]
+        assert f"{time_text} at 64 ranks" in chart.locator("svg title").first.text_content()
+    finally:
+        context.close()
+
+
+def test_allreduce_chart_of_the_build_stays_at_the_defaults_and_matches_the_page_drawing(page):
+    """Python's first answer (the defaults) keeps the build's panels (no new nodes at load); other inputs redraw
+    them, and going back to the defaults draws, in the page, what the build drew."""
+    calc = open_calculator(page, "allreduce")
+    chart = calc.root.locator("[data-chart]")
+    assert calc.root.get_attribute("data-ms") is not None
+    assert chart.get_attribute("data-built") == ""
+    built = chart.evaluate(DRAWN)
+    calc.set_inputs({"ranks": "8", "payload": "100kB"})
+    assert chart.get_attribute("data-built") is None and chart.evaluate(DRAWN) != built
+    calc.set_inputs(COMMANDS["allreduce"].fields(COMMANDS["allreduce"].example))
+    assert chart.evaluate(DRAWN) == built
+
+
 def test_ring_step_through_with_the_keyboard(page):
     """The step-through follows calc's schedule and is operable with Tab, Enter and arrow keys."""
     calc = open_calculator(page, "allreduce")

@@ -129,9 +129,10 @@ function mountCalculator(root, signal) {
     showCurrent(root, true);
     setState("ready");
     root.dataset.ms = ms.toFixed(2);
-    if (chart && answer.chart) drawChart(chart, answer.chart, answer.text);
+    const atDefaults = isDefault(fields);
+    if (chart && answer.chart) drawChart(chart, answer.chart, atDefaults);
     if (ring && answer.chart) ring.update(String(answer.chart.ranks));
-    if (view) view.update(answer, isDefault(fields));
+    if (view) view.update(answer, atDefaults);
     launch?.update(answer);
     pin?.update(readInputs(fields));
   }
