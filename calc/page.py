@@ -4,7 +4,7 @@ Requests::
 
     {"op": "evaluate", "command": NAME, "inputs": {name: text, ...}, "fit": "wide" | "narrow", "drawn": [i, ...]}
         → what :func:`calc.api.page_values` gives, plus "chart" for allreduce
-          (:func:`calc.views.allreduce_chart_view`: the curves and the two panels drawn) and "view" for the tool pages
+          (:func:`calc.views.allreduce_chart_view`: the ranks and the two panels drawn) and "view" for the tool pages
           (:data:`calc.views.PAGE_VIEWS`); "fit" (optional): the one atlas layout the
           page shows (:func:`calc.views.atlas_figures`; without it, both); "drawn" (optional): the
           indices of the view's figures the page draws now, the others named only (title,

@@ -50,10 +50,11 @@ def _table(caption: str, head: list[str], rows: list[list], align: str = "") -> 
 
 
 def allreduce_chart_view(values: Mapping, result: dict) -> dict:
-    """The all-reduce calculator's chart for parsed ``values`` and their ``result``: the sampled curves
-    (:func:`calc.series.chart_json`) and, as ``"figures"``, its two panels drawn (:func:`calc.diagram.allreduce_panels`).
-    The build hook draws the default inputs' with it and the page's worker every other input's, so the chart is
-    there before Python is, and the same.
+    """What the all-reduce calculator draws for parsed ``values`` and their ``result``: ``"ranks"`` (the ring
+    step-through follows it) and ``"figures"``, the chart's two panels (:func:`calc.diagram.allreduce_panels` of
+    :func:`calc.series.chart_json`'s curves; the curves themselves are not sent, the page only draws). The build
+    hook draws the default inputs' with it and the page's worker every other input's, so the chart is there
+    before Python is, and the same.
 
     >>> from calc.api import run
     >>> chart = allreduce_chart_view(*run("allreduce", {"ranks": "8", "payload": "1GB", "bandwidth": "100GB/s",
@@ -63,8 +64,8 @@ def allreduce_chart_view(values: Mapping, result: dict) -> dict:
     """
     chart = series.chart_json(series.allreduce_chart(values["ranks"], values["payload"], values["bandwidth"],
                                                      values["startup"]))
-    chart["figures"] = diagram.allreduce_panels(chart, format_result("seconds", result["time_s"]), result["regime"])
-    return chart
+    return {"ranks": chart["ranks"],
+            "figures": diagram.allreduce_panels(chart, format_result("seconds", result["time_s"]), result["regime"])}
 
 
 # ---------------------------------------------------------------------------- plan (the atlas)

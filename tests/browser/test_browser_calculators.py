@@ -209,6 +209,7 @@ def test_ring_step_through_with_the_keyboard(page):
     calc = open_calculator(page, "allreduce")
     calc.set_inputs({"ranks": "3"})
     ring = calc.root.locator("[data-ring]")
+    ring.scroll_into_view_if_needed()  # drawn when it comes near the screen
     page.wait_for_function("r => r.querySelector('.ring__table') && r.querySelectorAll('tbody tr').length === 3",
                            arg=ring.element_handle())
     slider = ring.locator('input[type="range"]')
@@ -235,6 +236,7 @@ def test_ring_larger_than_drawn_keeps_the_drawing_and_the_step(page):
     calc's step count), the reader's step stays; a ring within that size is drawn again, from its start."""
     calc = open_calculator(page, "allreduce")
     ring = calc.root.locator("[data-ring]")
+    ring.scroll_into_view_if_needed()  # drawn when it comes near the screen
     note, slider = ring.locator(".ring__note"), ring.locator('input[type="range"]')
     drawn = min(20, MAX_VIEW_RANKS)
     calc.set_inputs({"ranks": "20"})
@@ -255,6 +257,26 @@ def test_ring_larger_than_drawn_keeps_the_drawing_and_the_step(page):
     calc.set_inputs({"ranks": "3"})
     page.wait_for_function("r => r.querySelectorAll('tbody tr').length === 3", arg=ring.element_handle())
     assert slider.input_value() == "0" and note.text_content() == "Drawn for the 3 ranks above."
+
+
+def test_ring_far_off_screen_is_drawn_when_it_comes_near(page):
+    """Far below the screen the ring is neither asked for nor drawn when the inputs change (data-due holds the
+    ranks it waits for, and what it shows is dimmed); scrolled near, it is drawn for the newest ranks."""
+    calc = open_calculator(page, "allreduce")
+    page.evaluate("window.scrollTo(0, 0)")
+    ring = calc.root.locator("[data-ring]")
+    far = ring.evaluate("r => r.getBoundingClientRect().top > innerHeight * 1.2")
+    assert far, "the test needs the ring more than a tenth of a screen below the viewport"
+    calc.set_inputs({"ranks": "3"})
+    calc.set_inputs({"ranks": "5"})
+    assert ring.get_attribute("data-due") == "5"  # what it holds (nothing, or an earlier page's ring) is dimmed
+    assert ring.evaluate("r => r.querySelectorAll('.ring__table tbody tr').length") != 5
+    assert ring.locator(".ring__view").evaluate("v => getComputedStyle(v).opacity") == "0.35"
+    ring.scroll_into_view_if_needed()
+    page.wait_for_function("r => r.querySelectorAll('.ring__table tbody tr').length === 5 && !('due' in r.dataset)",
+                           arg=ring.element_handle())
+    assert ring.locator(".ring__note").text_content() == "Drawn for the 5 ranks above."
+    assert ring.locator(".ring__view").evaluate("v => getComputedStyle(v).opacity") == "1"
 
 
 @pytest.mark.parametrize("command", PAGES)

@@ -180,7 +180,7 @@ const NARROW_BELOW_PX = 786;
 // (role img), and its height are set at once; the rest is marked stale (tools.css dims it) until drawn. The page
 // tells Python which figures it draws now (`drawn()`), and a view that can (calc.views.NAMING_VIEWS: the timeline)
 // sends the others named only, without items: such a figure is asked for again when it comes near (`ask`).
-const NEAR = "10% 0px"; // IntersectionObserver rootMargin: within a tenth of the screen's height above or below it
+export const NEAR = "10% 0px"; // IntersectionObserver rootMargin: within a tenth of the screen's height above or below it
 
 /** The off-screen figures of `view`: `place(el, d, uid)` draws `d` in the figure `el` now, or when it comes near;
  * `ask()` asks Python for a new answer (for a figure named only that comes near). */
