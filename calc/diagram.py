@@ -1,4 +1,4 @@
-"""Draw lists: the atlas diagram, pipeline timelines and memory bars as plain data.
+"""Draw lists: the atlas diagram, pipeline timelines, memory bars and charts as plain data.
 
 A *drawing* is a dict ``{"w", "h", "title", "desc", "items"}`` whose items are
 primitives with coordinates in a ``w × h`` box (rounded to 0.1), CSS class
