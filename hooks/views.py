@@ -36,7 +36,7 @@ from .markers import Marker, MarkerError
 from .svg import svg
 from .widgets import render_form, render_results, render_shell
 
-__all__ = ["svg", "table_html", "render_view", "render_tool", "render_tool_marker", "RENDERERS"]
+__all__ = ["table_html", "render_view", "render_tool", "render_tool_marker", "RENDERERS"]
 
 _SECTIONS = {"parallel": "Split", "serving": "Serving", "batch": "Batch", "model": "Model", "hardware": "Hardware",
              "training": "Training", "": "Search"}

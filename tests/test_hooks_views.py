@@ -1,53 +1,20 @@
-"""hooks/views.py in-process: the tool marker's HTML, its inline SVG and its tables."""
+"""hooks/views.py in-process: the tool marker's HTML, its figures and its tables."""
 
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from html import escape
 from html.parser import HTMLParser
 
-import pytest
-
 from calc.api import COMMANDS, evaluate
-from calc.diagram import atlas_layout
-from calc.presets import ATLAS_DEFAULT, INFERENCE_DEFAULT, INFERENCE_PRESETS, PRESETS
+from calc.presets import INFERENCE_DEFAULT, INFERENCE_PRESETS, PRESETS
 from hooks.markers import MARKER_RE, parse
 from hooks.table_frames import frame_tables
-from hooks.views import preset_inputs, render_presets, render_tool_marker, render_view, svg, table_html
-from tests.test_diagram import SPLITS, plan_for
-
-SVG_NS = "{http://www.w3.org/2000/svg}"
+from hooks.views import preset_inputs, render_presets, render_tool_marker, render_view, table_html
 
 
 def render(text: str) -> str:
     return render_tool_marker(parse(MARKER_RE.search(text)))
-
-
-def _parse_svg(text: str) -> ET.Element:
-    root = ET.fromstring(text)
-    assert root.tag == SVG_NS + "svg"
-    return root
-
-
-@pytest.mark.parametrize("split", SPLITS)
-def test_svg_is_valid_xml_and_deterministic(split):
-    """The build's SVG parses as XML, has a title and description, and is byte-identical on a rebuild."""
-    plan = plan_for(ATLAS_DEFAULT, **split)
-    first, second = svg(atlas_layout(plan), "x"), svg(atlas_layout(plan_for(ATLAS_DEFAULT, **split)), "x")
-    assert first == second
-    root = _parse_svg(first)
-    assert root.find(SVG_NS + "title").text and root.find(SVG_NS + "desc").text
-    groups = [g for g in root.iter(SVG_NS + "g") if "atlas-crossing" in g.get("class", "")]
-    assert len(groups) == len(plan["communications"])
-
-
-def test_svg_escapes_text():
-    """Text from a drawing is escaped, never markup."""
-    drawing = {"w": 10, "h": 10, "title": "<b>", "desc": "&", "items": [
-        {"t": "text", "x": 1, "y": 1, "s": "<script>alert(1)</script>", "cls": "a", "anchor": "start"}]}
-    out = svg(drawing, "u")
-    assert "<script>" not in out and _parse_svg(out).find(SVG_NS + "text").text == "<script>alert(1)</script>"
 
 
 def test_tool_marker_renders_the_dom_contract():
