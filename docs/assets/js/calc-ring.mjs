@@ -4,7 +4,7 @@
 // through the worker when the number of ranks changes). Controls are a range input and two
 // buttons, so the view is operable from the keyboard; the caption is a polite live region.
 import { request } from "./calc-runtime.mjs";
-import { NEAR } from "./calc-view.mjs";
+import { watchNear } from "./calc-view.mjs";
 
 function make(name, attributes = {}, text = "") {
   const node = document.createElement(name);
@@ -107,8 +107,6 @@ export function mountRing(section, signal) {
   // wait until it comes near, or the page is printed (asked for then, it arrives after the print's layout, as a
   // tool's figure named only does). At load the calculator's first answer would otherwise add the table in a
   // frame of its own while the reader is at the top of the page (issue 15).
-  let near = null; // whether the section is near the screen; null until the observer first reports
-  let printing = false;
   let wanted = null; // ranks asked for while far off screen
   const later = () => {
     if (wanted === null) return;
@@ -117,20 +115,11 @@ export function mountRing(section, signal) {
     delete section.dataset.due;
     update(ranks);
   };
-  const observer = new IntersectionObserver((entries) => {
-    near = entries[entries.length - 1].isIntersecting; // the newest report on the one section observed
-    if (near) later();
-  }, { rootMargin: NEAR });
-  observer.observe(section);
-  signal.addEventListener("abort", () => observer.disconnect(), { once: true });
-  window.addEventListener("beforeprint", () => {
-    printing = true;
-    later();
-  }, { signal });
-  window.addEventListener("afterprint", () => { printing = false; }, { signal });
+  const watched = watchNear(signal, { onNear: (near) => near.length && later(), onPrint: later });
+  watched.observe(section);
 
   async function update(ranks) {
-    if (near === false && !printing) {
+    if (!watched.shown(section)) {
       wanted = ranks;
       section.dataset.due = ranks; // what it will be drawn for when it comes near
       return;

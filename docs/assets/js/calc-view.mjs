@@ -180,13 +180,38 @@ const NARROW_BELOW_PX = 786;
 // (role img), and its height are set at once; the rest is marked stale (tools.css dims it) until drawn. The page
 // tells Python which figures it draws now (`drawn()`), and a view that can (calc.views.NAMING_VIEWS: the timeline)
 // sends the others named only, without items: such a figure is asked for again when it comes near (`ask`).
-export const NEAR = "10% 0px"; // IntersectionObserver rootMargin: within a tenth of the screen's height above or below it
+const NEAR = "10% 0px"; // IntersectionObserver rootMargin: within a tenth of the screen's height above or below it
+
+/** Watch elements for coming within NEAR of the screen: `onNear(elements)` gets those that come near, `onPrint()`
+ * runs before the page is printed. `shown(el)`: `el` is near, or not reported on yet, or the page is printing. */
+export function watchNear(signal, { onNear, onPrint }) {
+  const reported = new WeakSet(); // elements the observer has reported on: before that, shown
+  const near = new WeakSet(); // elements within NEAR of the screen when last reported
+  let printing = false;
+  const observer = new IntersectionObserver((entries) => {
+    for (const { target, isIntersecting } of entries) {
+      reported.add(target);
+      if (isIntersecting) near.add(target);
+      else near.delete(target);
+    }
+    onNear(entries.filter((e) => e.isIntersecting).map((e) => e.target));
+  }, { rootMargin: NEAR });
+  signal.addEventListener("abort", () => observer.disconnect(), { once: true });
+  window.addEventListener("beforeprint", () => {
+    printing = true;
+    onPrint();
+  }, { signal });
+  window.addEventListener("afterprint", () => { printing = false; }, { signal });
+  return {
+    observe: (el) => observer.observe(el),
+    disconnect: () => observer.disconnect(),
+    shown: (el) => printing || !reported.has(el) || near.has(el),
+  };
+}
 
 /** The off-screen figures of `view`: `place(el, d, uid)` draws `d` in the figure `el` now, or when it comes near;
  * `ask()` asks Python for a new answer (for a figure named only that comes near). */
 function deferOffscreen(view, signal, ask) {
-  const reported = new WeakSet(); // figures the observer has reported on: before that, drawn at once
-  const near = new WeakSet(); // figures within NEAR of the screen when last reported
   const due = new Map(); // figure -> [drawing, uid] of the newest answer not drawn yet, or null: named only
   const draw = (el, d, uid) => {
     due.delete(el);
@@ -202,36 +227,21 @@ function deferOffscreen(view, signal, ask) {
     }
     if (named) ask();
   };
-  const observer = new IntersectionObserver((entries) => {
-    for (const { target, isIntersecting } of entries) {
-      reported.add(target);
-      if (isIntersecting) near.add(target);
-      else near.delete(target);
-    }
-    drawDue(entries.filter((e) => e.isIntersecting).map((e) => e.target));
-  }, { rootMargin: NEAR });
-  signal.addEventListener("abort", () => observer.disconnect(), { once: true });
   // A page printed draws every figure it has; one named only is asked for, with every figure until the print ends,
   // and drawn when Python answers: after the page has been laid out for printing, which then shows it dimmed.
-  let printing = false;
-  window.addEventListener("beforeprint", () => {
-    printing = true;
-    drawDue([...due.keys()]);
-  }, { signal });
-  window.addEventListener("afterprint", () => { printing = false; }, { signal });
+  const watched = watchNear(signal, { onNear: drawDue, onPrint: () => drawDue([...due.keys()]) });
   const observe = () => {
-    observer.disconnect();
+    watched.disconnect();
     due.clear();
-    for (const el of view.querySelectorAll(":scope > .tool__figure")) observer.observe(el);
+    for (const el of view.querySelectorAll(":scope > .tool__figure")) watched.observe(el);
   };
   observe();
-  const shownNow = (el) => printing || !reported.has(el) || near.has(el);
   return {
     /** Watch the view's figures afresh (after they were replaced). */
     observe,
     /** The indices of the figures drawn at the next answer: those near the screen or not reported on yet, or all
      * while the page is printed. */
-    drawn: () => [...view.children].flatMap((el, i) => (el.className === "tool__figure" && shownNow(el) ? [i] : [])),
+    drawn: () => [...view.children].flatMap((el, i) => (el.className === "tool__figure" && watched.shown(el) ? [i] : [])),
     place(el, d, uid) {
       const svg = el.querySelector(":scope > svg");
       if (d.named_only) {
@@ -240,7 +250,7 @@ function deferOffscreen(view, signal, ask) {
         // the drawing's first item marks which layout it is (the atlas's wide or narrow), and tools.css shows a
         // figure by it: a figure whose layout changes is drawn now
         const layout = svg?.children[2]?.getAttribute("class") ?? null;
-        if (shownNow(el) || !svg || layout !== (d.items[0]?.cls ?? null)) {
+        if (watched.shown(el) || !svg || layout !== (d.items[0]?.cls ?? null)) {
           draw(el, d, uid);
           return;
         }
@@ -251,7 +261,7 @@ function deferOffscreen(view, signal, ask) {
       const [title, desc] = el.querySelector(":scope > svg").children;
       if (title.textContent !== d.title) title.textContent = d.title;
       if (desc.textContent !== d.desc) desc.textContent = d.desc;
-      if (d.named_only && shownNow(el)) ask(); // it came near while Python computed
+      if (d.named_only && watched.shown(el)) ask(); // it came near while Python computed
     },
   };
 }
