@@ -17,10 +17,9 @@ launch panel: :func:`row_inputs`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict
 from urllib.parse import parse_qsl, urlencode
 
-from . import diagram, series, units
+from . import diagram, jsontext, series, units
 from .api import COMMANDS, format_result
 from .commands.export import launches
 from .commands.inference import decode_points
@@ -417,7 +416,7 @@ def serving_sweep(values: Mapping, result: dict) -> list[dict]:
     points = {b: _SWEEP_POINTS[inputs, b] for b in sizes - {batch}} | {batch: current}
     while len(_SWEEP_POINTS) > _SWEEP_POINTS_KEPT:
         del _SWEEP_POINTS[next(iter(_SWEEP_POINTS))]
-    return [asdict(points[b]) for b in sorted(sizes)]
+    return [jsontext.plain(points[b]) for b in sorted(sizes)]
 
 
 def _serving_memory_table(mem: dict, most: int) -> dict:
