@@ -23,7 +23,8 @@ first, the public runs of the project's validation brief):
 - ``megatron-2021-t2``: Narayanan et al. 2021 Table 2 (DeepSpeed ZeRO-3 against PTD-P);
 - ``korthikanti-2022``: Korthikanti et al. 2022 (arXiv 2205.05198) Tables 3 and 5, §6.3;
 - ``megatron-core-h100``: NVIDIA/Megatron-LM README, "Performance Benchmarking" (H100 weak scaling);
-- ``nemo-h100``: NVIDIA/dgxc-benchmarking v24.11.1 recipes (NeMo 24.09, H100, bf16);
+- ``nemo-h100``: NVIDIA/dgxc-benchmarking v24.11.1 recipes (NeMo 24.09, H100, bf16), and the same
+  repository's Grok-1 314B recipe (commit 35a9aec), a mixture of experts: 8 experts, 2 per token;
 - ``nemo-h100-fp8``: the same recipes run in FP8 (``training.fp8``), from the same tables;
 - ``mosaic-mpt``: mosaicml/llm-foundry ``scripts/train/benchmarking/README.md`` (FSDP);
 - ``mosaic-mpt-sweep``: the same README's H100 bf16 table of 8 to 64 GPUs and 512 to 65,536 tokens
@@ -335,6 +336,37 @@ for name, readme, yaml, mdl, split, rows in _NEMO:
                 hardware={"profile": "h100-sxm5-80gb", "gpus": n},
                 parallel={"data": n // per_replica, "zero": 1, "overlap_param_gather": True, **split},
                 training={"precision": _NEMO_OPTIM[yaml], **({"fp8": True} if fp8 else {})}))
+
+# -------------------------------------------------------------------- NeMo's Grok-1 314B (mixture of experts)
+_GROK_SRC = ("NVIDIA/dgxc-benchmarking commit 35a9aec, grok1/README_314b.md ({dtype} table), with the recipe "
+             "grok1/grok1_314b.yaml and the overrides of grok1/configure.sh (NeMo 24.09 on DGX H100)")
+#: The full model's rows (64 layers; the README's smaller scales are proxies of 2 to 32 layers): the first and last
+#: GPU count, as for the recipes above. (GPUs, data-parallel degree, global batch, BF16 step s, FP8 step s);
+#: configure.sh sets the global batch to 16 sequences per node.
+_GROK = ((512, 1, 1024, 20.83, 16.69), (2048, 4, 4096, 21.09, 17.04))
+for n, d, gb, bf16_step, fp8_step in _GROK:
+    for fp8, step in ((False, bf16_step), (True, fp8_step)):
+        _RUNS.append(_run(
+            f"nemo-grok1-314b{'-fp8' if fp8 else ''}-{n}", "nemo-h100-fp8" if fp8 else "nemo-h100",
+            _GROK_SRC.format(dtype="FP8" if fp8 else "BF16"), step, f"{step} s per step (the last step's time)",
+            "Grok-1's shape as the recipe gives it (64 layers, h = 6144, 48 query and 8 key-value heads, gated GeLU "
+            "MLP of 32768, 8 experts with 2 per token, RMSNorm, rotary positions, no biases, untied embeddings; "
+            "the Llama 3 tokenizer, V = 128256); t = 4, p = 8, v = 8, c = 2, e = 8, sequence parallelism, "
+            "microbatch 1, no recomputation (activations_checkpoint_* null), no dropout; tensor-parallel "
+            "communication overlapped (configure.sh: model.ub_tp_comm_overlap=true); NVTE_FUSED_ATTN=0, so "
+            "Transformer Engine runs flash-attn's kernel (FlashAttention-2); the all-to-all token dispatcher with a "
+            "capacity factor of 1.0 (padded: every expert gets the mean load); mcore_distributed_optim with "
+            "grad_sync_dtype bf16 (bf16-adam), gradient and weight overlap"
+            + ("; FP8 linear layers with fp8 weights (configure.sh: model.fp8, fp8_hybrid and fp8_params)" if fp8
+               else ""),
+            model={"layers": 64, "hidden": 6144, "heads": 48, "kv_heads": 8, "ffn_hidden": 32768, "gated_mlp": True,
+                   "vocab": 128256, "norm": "rmsnorm", "seq_len": 8192, "experts": 8, "top_k": 2, "dropout": False,
+                   "attention": "flash"},
+            batch={"micro_batch": 1, "global_batch": gb},
+            hardware={"profile": "h100-sxm5-80gb", "gpus": n},
+            parallel={"data": d, "tensor": 4, "pipeline": 8, "context": 2, "expert": 8, "interleave": 8, "zero": 1,
+                      "sequence_parallel": True, "overlap_param_gather": True, "tp_comm_overlap": True},
+            training={"precision": "bf16-adam", **({"fp8": True} if fp8 else {})}))
 
 # -------------------------------------------------------------------- MosaicML MPT with FSDP
 _MPT = {"760m": (24, 1536, 12), "1b": (24, 2048, 16), "3b": (32, 2560, 20), "7b": (32, 4096, 32),
