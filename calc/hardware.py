@@ -364,10 +364,10 @@ def hardware(gpus: int, device_memory: float | None = None, flops_per_gpu: float
     >>> hw = hardware(64, profile_name="h100-sxm5-80gb")
     >>> round(hw.memory_bytes / 2**30, 2), hw.flops_per_gpu, hw.gpus_per_node
     (79.65, 989000000000000.0, 8)
-    >>> hardware(12, profile_name="h100-sxm5-80gb")
+    >>> hardware(12, profile_name="h100-sxm5-80gb")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    calc.errors.CalcError: gpus must be a multiple of gpus_per_node (8) or at most one node, got 12
+    calc.errors.CalcError: gpus must be a multiple of gpus_per_node (8) or at most one node (...), got 12
     """
     template = _template(gpu, profile_name, device_memory=device_memory, flops_per_gpu=flops_per_gpu,
                          intra_node_bandwidth=intra_node_bandwidth, inter_node_bandwidth=inter_node_bandwidth,
@@ -378,7 +378,8 @@ def hardware(gpus: int, device_memory: float | None = None, flops_per_gpu: float
     gpn = count("gpus_per_node", template.gpus_per_node if gpus_per_node is None else gpus_per_node,
                 maximum=MAX_GPUS_PER_NODE)
     if g > gpn and g % gpn:
-        raise CalcError("gpus", f"a multiple of gpus_per_node ({gpn}) or at most one node", g)
+        raise CalcError("gpus", f"a multiple of gpus_per_node ({gpn}) or at most one node (a job on part of each node "
+                                f"or NVLink domain, such as 64 GPUs of each NVL72 rack, sets gpus_per_node to that part)", g)
 
     mem = real("device_memory", pick(device_memory, template.memory_bytes), maximum=MAX_BYTES, unit="bytes")
     res = real("reserve", pick(reserve, DEFAULT_RESERVE), maximum=MAX_BYTES, allow_minimum=True, unit="bytes")

@@ -89,6 +89,16 @@ def test_gpus_fill_whole_nodes():
     assert hardware(4, profile_name="h100-sxm5-80gb").gpus == 4
 
 
+def test_a_job_on_part_of_each_nvl72_rack_is_told_how_to_say_so():
+    """NVIDIA runs GB200 jobs of 128 to 512 GPUs (NVIDIA/dgxc-benchmarking's Llama 3.1 405B recipe): not whole
+    racks of 72. The refusal names gpus_per_node, and with 64 GPUs of each rack the same job plans, its
+    tensor-parallel groups inside a rack's NVLink domain."""
+    with pytest.raises(CalcError, match=r"^gpus must be a multiple of gpus_per_node \(72\).*sets gpus_per_node"):
+        hardware(128, profile_name="gb200-nvl72")
+    hw = hardware(128, gpus_per_node=64, profile_name="gb200-nvl72")
+    assert (hw.gpus, hw.gpus_per_node) == (128, 64)
+
+
 def test_fp8_gemms_have_their_own_sourced_efficiency_where_the_gpu_has_fp8():
     """H100, H200, B200 and GB200 carry an fp8 GEMM efficiency and K½ with sources; the A100 has none, and
     :func:`fp8_hardware` refuses it; a 16-bit peak given by hand scales the fp8 peak with it."""
