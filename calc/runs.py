@@ -283,12 +283,26 @@ _LLAMA31 = {"heads": None, "kv_heads": 8, "gated_mlp": True, "vocab": 128256, "s
 #: a bf16 gradient buffer (bf16-adam); Nemotron-4 340B's also sets ``dtype: bf16``, its master copy and Adam states
 #: in bf16 (bf16-states).
 _NEMO_OPTIM = {"llama3.1/llama3.1_8b.yaml": "bf16-adam", "llama3.1/llama3.1_70b.yaml": "bf16-adam",
-               "nemo_megatron/gpt3_175b_hydra.yaml": "bf16-adam", "nemotron/nemotron4-340b-synth.yaml": "bf16-states"}
+               "nemo_megatron/gpt3_175b_hydra.yaml": "bf16-adam", "nemotron/nemotron4-340b-synth.yaml": "bf16-states",
+               "nemotron/nemotron4-15b-synth.yaml": "bf16-adam"}
 #: The recipes' dropout (each YAML's ``hidden_dropout``, ``attention_dropout``, ``ffn_dropout``): 0.0 in the Llama 3.1
 #: and Nemotron-4 recipes, so no masks are kept (:data:`calc.model.Model.dropout`: PyTorch's dropout at p = 0 returns
 #: its input); 0.1 in GPT-3 175B's, which keeps them.
 _NEMO_DROPOUT = {"llama3.1/llama3.1_8b.yaml": 0.0, "llama3.1/llama3.1_70b.yaml": 0.0,
-                 "nemo_megatron/gpt3_175b_hydra.yaml": 0.1, "nemotron/nemotron4-340b-synth.yaml": 0.0}
+                 "nemo_megatron/gpt3_175b_hydra.yaml": 0.1, "nemotron/nemotron4-340b-synth.yaml": 0.0,
+                 "nemotron/nemotron4-15b-synth.yaml": 0.0}
+#: Which attention kernel each recipe ran, from the environment its v24.11.1 launch script sets: Transformer Engine's
+#: fused (cuDNN) attention, FlashAttention-3 class, where ``NVTE_FUSED_ATTN=1`` (llama3.1/configure.sh; nemotron's
+#: configure.sh for 15B), flash-attn's FlashAttention-2 where ``NVTE_FUSED_ATTN=0`` (nemo_megatron/launch.sh;
+#: nemotron's configure.sh for 340B). Llama 3.1 8B's script is the same configure.sh.
+_NEMO_ATTENTION = {"llama3.1/llama3.1_8b.yaml": "flash3", "llama3.1/llama3.1_70b.yaml": "flash3",
+                   "nemo_megatron/gpt3_175b_hydra.yaml": "flash", "nemotron/nemotron4-340b-synth.yaml": "flash",
+                   "nemotron/nemotron4-15b-synth.yaml": "flash3"}
+_NEMO_ATTENTION_TEXT = {"flash3": "Transformer Engine's fused (cuDNN) attention, FlashAttention-3 class "
+                                  "(NVTE_FUSED_ATTN=1)",
+                        "flash": "flash-attn's FlashAttention-2 through Transformer Engine (NVTE_FUSED_ATTN=0)"}
+#: Microbatch per recipe where it is not 1 (nemotron/configure.sh: MBS=4 for 15B).
+_NEMO_MICRO = {"nemotron4-15b": 4}
 _NEMO = (  # name, readme, recipe YAML, model, split, (GPUs, batch, step) rows
     ("llama31-8b", "llama3.1/README_8b.md", "llama3.1/llama3.1_8b.yaml",
      {**_LLAMA31, "layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 14336},
@@ -298,14 +312,21 @@ _NEMO = (  # name, readme, recipe YAML, model, split, (GPUs, batch, step) rows
      {"tensor": 4, "pipeline": 4, "context": 2, "interleave": 5, "sequence_parallel": True, "tp_comm_overlap": True},
      ((64, 128, 14.72), (2048, 4096, 14.98))),
     ("gpt3-175b", "nemo_megatron/README_175b.md", "nemo_megatron/gpt3_175b_hydra.yaml",
-     _gpt(96, 12288, 96, attention="flash3"),
+     _gpt(96, 12288, 96),
      {"tensor": 4, "pipeline": 8, "interleave": 12, "sequence_parallel": True, "tp_comm_overlap": True},
      ((128, 256, 8.91), (2048, 4096, 9.02))),
     ("nemotron4-340b", "nemotron/README_340b.md", "nemotron/nemotron4-340b-synth.yaml",
      {"layers": 96, "hidden": 18432, "heads": 96, "kv_heads": 8, "ffn_hidden": 73728, "vocab": 256000,
-      "seq_len": 4096, "attention": "flash3"},
-     {"tensor": 8, "pipeline": 8, "interleave": 12, "sequence_parallel": True, "recompute": "selective"},
+      "seq_len": 4096},
+     # configure.sh overrides the YAML's ub_tp_comm_overlap False with model.ub_tp_comm_overlap=True (all sizes)
+     {"tensor": 8, "pipeline": 8, "interleave": 12, "sequence_parallel": True, "recompute": "selective",
+      "tp_comm_overlap": True},
      ((128, 32, 4.61), (2048, 512, 4.84))),
+    ("nemotron4-15b", "nemotron/README_15b.md", "nemotron/nemotron4-15b-synth.yaml",
+     {"layers": 32, "hidden": 6144, "heads": 48, "kv_heads": 8, "ffn_hidden": 24576, "vocab": 256000,
+      "seq_len": 4096},
+     {"tensor": 4, "pipeline": 1, "sequence_parallel": True, "tp_comm_overlap": True},
+     ((16, 64, 2.83), (2048, 8192, 2.96))),
 )
 #: The same recipes' FP8 rows (``DTYPE=fp8``: ``model.fp8``, ``fp8_hybrid`` and ``fp8_params`` true, Transformer
 #: Engine's delayed scaling with a 1024-step amax history): the first and last GPU count of each table, as above.
@@ -314,7 +335,8 @@ _NEMO_FP8_SRC = ("NVIDIA/dgxc-benchmarking commit 143b90d, {readme}: the FP8 tab
 _NEMO_FP8 = {"llama31-8b": ((8, 128, 9.67), (128, 2048, 9.82)),
              "llama31-70b": ((64, 128, 11.01), (2048, 4096, 11.39)),
              "gpt3-175b": ((128, 256, 5.92), (2048, 4096, 6.24)),
-             "nemotron4-340b": ((128, 32, 3.16), (2048, 512, 3.49))}
+             "nemotron4-340b": ((128, 32, 3.16), (2048, 512, 3.49)),
+             "nemotron4-15b": ((16, 64, 2.08), (2048, 8192, 2.18))}
 for name, readme, yaml, mdl, split, rows in _NEMO:
     per_replica = split["tensor"] * split["pipeline"] * split.get("context", 1)
     for fp8, group, src, table in ((False, "nemo-h100", _NEMO_SRC, rows),
@@ -322,17 +344,20 @@ for name, readme, yaml, mdl, split, rows in _NEMO:
         for n, gb, step in table:
             _RUNS.append(_run(
                 f"nemo-{name}{'-fp8' if fp8 else ''}-{n}", group, src.format(readme=readme), step,
-                f"{step} s per step (the last step's time)", "Transformer Engine's fused (cuDNN) attention, "
-                "FlashAttention-3 class; the recipe's distributed optimizer (ZeRO-1) with "
-                "gradient and weight overlap; microbatch 1 as the recipe says; squared-ReLU MLP of Nemotron-4 taken "
+                f"{step} s per step (the last step's time)", _NEMO_ATTENTION_TEXT[_NEMO_ATTENTION[yaml]]
+                + "; the recipe's distributed optimizer (ZeRO-1) with gradient and weight overlap; microbatch "
+                f"{_NEMO_MICRO.get(name, 1)} as the recipe says; squared-ReLU MLP of Nemotron-4 taken "
                 f"as an ungated MLP of the same width; {yaml}: distributed_fused_adam with grad_sync_dtype bf16"
                 + (" and dtype bf16 (bf16-states)" if _NEMO_OPTIM[yaml] == "bf16-states" else " (bf16-adam)")
                 + f"; hidden_dropout and attention_dropout {_NEMO_DROPOUT[yaml]}"
                 + (" (ffn_dropout 0.0): no dropout masks kept" if not _NEMO_DROPOUT[yaml] else ": dropout masks kept")
-                + ("; FP8 linear layers with fp8 weights (the launch scripts' model.fp8, fp8_hybrid and fp8_params; "
-                   "Nemotron-4's fp8_params not checked)" if fp8 else ""),
-                model={**{k: x for k, x in mdl.items() if x is not None}, "dropout": _NEMO_DROPOUT[yaml] > 0},
-                batch={"micro_batch": 1, "global_batch": gb},
+                + ("; FP8 linear layers with fp8 weights (the launch scripts' model.fp8, fp8_hybrid and fp8_params)"
+                   if fp8 else "")
+                + ("; tensor-parallel communication overlapped (configure.sh: model.ub_tp_comm_overlap=True, over "
+                   "the YAML's False)" if name == "nemotron4-340b" else ""),
+                model={**{k: x for k, x in mdl.items() if x is not None}, "dropout": _NEMO_DROPOUT[yaml] > 0,
+                       "attention": _NEMO_ATTENTION[yaml]},
+                batch={"micro_batch": _NEMO_MICRO.get(name, 1), "global_batch": gb},
                 hardware={"profile": "h100-sxm5-80gb", "gpus": n},
                 parallel={"data": n // per_replica, "zero": 1, "overlap_param_gather": True, **split},
                 training={"precision": _NEMO_OPTIM[yaml], **({"fp8": True} if fp8 else {})}))
