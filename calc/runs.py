@@ -283,12 +283,13 @@ _LLAMA31 = {"heads": None, "kv_heads": 8, "gated_mlp": True, "vocab": 128256, "s
 #: a bf16 gradient buffer (bf16-adam); Nemotron-4 340B's also sets ``dtype: bf16``, its master copy and Adam states
 #: in bf16 (bf16-states).
 _NEMO_OPTIM = {"llama3.1/llama3.1_8b.yaml": "bf16-adam", "llama3.1/llama3.1_70b.yaml": "bf16-adam",
+               "llama3.1/llama3.1_405b.yaml": "bf16-adam",
                "nemo_megatron/gpt3_175b_hydra.yaml": "bf16-adam", "nemotron/nemotron4-340b-synth.yaml": "bf16-states",
                "nemotron/nemotron4-15b-synth.yaml": "bf16-adam"}
 #: The recipes' dropout (each YAML's ``hidden_dropout``, ``attention_dropout``, ``ffn_dropout``): 0.0 in the Llama 3.1
 #: and Nemotron-4 recipes, so no masks are kept (:data:`calc.model.Model.dropout`: PyTorch's dropout at p = 0 returns
 #: its input); 0.1 in GPT-3 175B's, which keeps them.
-_NEMO_DROPOUT = {"llama3.1/llama3.1_8b.yaml": 0.0, "llama3.1/llama3.1_70b.yaml": 0.0,
+_NEMO_DROPOUT = {"llama3.1/llama3.1_8b.yaml": 0.0, "llama3.1/llama3.1_70b.yaml": 0.0, "llama3.1/llama3.1_405b.yaml": 0.0,
                  "nemo_megatron/gpt3_175b_hydra.yaml": 0.1, "nemotron/nemotron4-340b-synth.yaml": 0.0,
                  "nemotron/nemotron4-15b-synth.yaml": 0.0}
 #: Which attention kernel each recipe ran, from the environment its v24.11.1 launch script sets: Transformer Engine's
@@ -296,6 +297,7 @@ _NEMO_DROPOUT = {"llama3.1/llama3.1_8b.yaml": 0.0, "llama3.1/llama3.1_70b.yaml":
 #: configure.sh for 15B), flash-attn's FlashAttention-2 where ``NVTE_FUSED_ATTN=0`` (nemo_megatron/launch.sh;
 #: nemotron's configure.sh for 340B). Llama 3.1 8B's script is the same configure.sh.
 _NEMO_ATTENTION = {"llama3.1/llama3.1_8b.yaml": "flash3", "llama3.1/llama3.1_70b.yaml": "flash3",
+                   "llama3.1/llama3.1_405b.yaml": "flash3",
                    "nemo_megatron/gpt3_175b_hydra.yaml": "flash", "nemotron/nemotron4-340b-synth.yaml": "flash",
                    "nemotron/nemotron4-15b-synth.yaml": "flash3"}
 _NEMO_ATTENTION_TEXT = {"flash3": "Transformer Engine's fused (cuDNN) attention, FlashAttention-3 class "
@@ -311,6 +313,12 @@ _NEMO = (  # name, readme, recipe YAML, model, split, (GPUs, batch, step) rows
      {**_LLAMA31, "layers": 80, "hidden": 8192, "heads": 64, "ffn_hidden": 28672},
      {"tensor": 4, "pipeline": 4, "context": 2, "interleave": 5, "sequence_parallel": True, "tp_comm_overlap": True},
      ((64, 128, 14.72), (2048, 4096, 14.98))),
+    # the full model's first and last GPU counts (576 and 2304; below 576 the README's rows are proxies of fewer
+    # layers); configure.sh scales the batch as 252 sequences per 576 GPUs
+    ("llama31-405b", "llama3.1/README_405b.md", "llama3.1/llama3.1_405b.yaml",
+     {**_LLAMA31, "layers": 126, "hidden": 16384, "heads": 128, "ffn_hidden": 53248},
+     {"tensor": 8, "pipeline": 9, "context": 2, "interleave": 7, "sequence_parallel": True, "tp_comm_overlap": True},
+     ((576, 252, 17.20), (2304, 1008, 17.62))),
     ("gpt3-175b", "nemo_megatron/README_175b.md", "nemo_megatron/gpt3_175b_hydra.yaml",
      _gpt(96, 12288, 96),
      {"tensor": 4, "pipeline": 8, "interleave": 12, "sequence_parallel": True, "tp_comm_overlap": True},
@@ -334,6 +342,7 @@ _NEMO_FP8_SRC = ("NVIDIA/dgxc-benchmarking commit 143b90d, {readme}: the FP8 tab
                  "v24.11.1's (DGX H100, FP8)")
 _NEMO_FP8 = {"llama31-8b": ((8, 128, 9.67), (128, 2048, 9.82)),
              "llama31-70b": ((64, 128, 11.01), (2048, 4096, 11.39)),
+             "llama31-405b": ((576, 252, 11.24), (2304, 1008, 12.35)),
              "gpt3-175b": ((128, 256, 5.92), (2048, 4096, 6.24)),
              "nemotron4-340b": ((128, 32, 3.16), (2048, 512, 3.49)),
              "nemotron4-15b": ((16, 64, 2.08), (2048, 8192, 2.18))}
