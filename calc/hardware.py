@@ -379,7 +379,7 @@ def hardware(gpus: int, device_memory: float | None = None, flops_per_gpu: float
                 maximum=MAX_GPUS_PER_NODE)
     if g > gpn and g % gpn:
         raise CalcError("gpus", f"a multiple of gpus_per_node ({gpn}) or at most one node (a job on part of each node "
-                                f"or NVLink domain, such as 64 GPUs of each NVL72 rack, sets gpus_per_node to that part)", g)
+                                "or NVLink domain, such as 64 GPUs of each NVL72 rack, sets gpus_per_node to that part)", g)
 
     mem = real("device_memory", pick(device_memory, template.memory_bytes), maximum=MAX_BYTES, unit="bytes")
     res = real("reserve", pick(reserve, DEFAULT_RESERVE), maximum=MAX_BYTES, allow_minimum=True, unit="bytes")

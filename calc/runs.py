@@ -292,14 +292,10 @@ _NEMO_OPTIM = {"llama3.1/llama3.1_8b.yaml": "bf16-adam", "llama3.1/llama3.1_70b.
 _NEMO_DROPOUT = {"llama3.1/llama3.1_8b.yaml": 0.0, "llama3.1/llama3.1_70b.yaml": 0.0, "llama3.1/llama3.1_405b.yaml": 0.0,
                  "nemo_megatron/gpt3_175b_hydra.yaml": 0.1, "nemotron/nemotron4-340b-synth.yaml": 0.0,
                  "nemotron/nemotron4-15b-synth.yaml": 0.0}
-#: Which attention kernel each recipe ran, from the environment its v24.11.1 launch script sets: Transformer Engine's
-#: fused (cuDNN) attention, FlashAttention-3 class, where ``NVTE_FUSED_ATTN=1`` (llama3.1/configure.sh; nemotron's
-#: configure.sh for 15B), flash-attn's FlashAttention-2 where ``NVTE_FUSED_ATTN=0`` (nemo_megatron/launch.sh;
-#: nemotron's configure.sh for 340B). Llama 3.1 8B's script is the same configure.sh.
-_NEMO_ATTENTION = {"llama3.1/llama3.1_8b.yaml": "flash3", "llama3.1/llama3.1_70b.yaml": "flash3",
-                   "llama3.1/llama3.1_405b.yaml": "flash3",
-                   "nemo_megatron/gpt3_175b_hydra.yaml": "flash", "nemotron/nemotron4-340b-synth.yaml": "flash",
-                   "nemotron/nemotron4-15b-synth.yaml": "flash3"}
+#: Each recipe's model says which attention kernel it ran, from the environment its v24.11.1 launch script sets:
+#: Transformer Engine's fused (cuDNN) attention, FlashAttention-3 class, where ``NVTE_FUSED_ATTN=1``
+#: (llama3.1/configure.sh; nemotron's configure.sh for 15B), flash-attn's FlashAttention-2 where
+#: ``NVTE_FUSED_ATTN=0`` (nemo_megatron/launch.sh; nemotron's configure.sh for 340B).
 _NEMO_ATTENTION_TEXT = {"flash3": "Transformer Engine's fused (cuDNN) attention, FlashAttention-3 class "
                                   "(NVTE_FUSED_ATTN=1)",
                         "flash": "flash-attn's FlashAttention-2 through Transformer Engine (NVTE_FUSED_ATTN=0)"}
@@ -320,19 +316,19 @@ _NEMO = (  # name, readme, recipe YAML, model, split, (GPUs, batch, step) rows
      {"tensor": 8, "pipeline": 9, "context": 2, "interleave": 7, "sequence_parallel": True, "tp_comm_overlap": True},
      ((576, 252, 17.20), (2304, 1008, 17.62))),
     ("gpt3-175b", "nemo_megatron/README_175b.md", "nemo_megatron/gpt3_175b_hydra.yaml",
-     _gpt(96, 12288, 96),
+     _gpt(96, 12288, 96, attention="flash"),
      {"tensor": 4, "pipeline": 8, "interleave": 12, "sequence_parallel": True, "tp_comm_overlap": True},
      ((128, 256, 8.91), (2048, 4096, 9.02))),
     ("nemotron4-340b", "nemotron/README_340b.md", "nemotron/nemotron4-340b-synth.yaml",
      {"layers": 96, "hidden": 18432, "heads": 96, "kv_heads": 8, "ffn_hidden": 73728, "vocab": 256000,
-      "seq_len": 4096},
+      "seq_len": 4096, "attention": "flash"},
      # configure.sh overrides the YAML's ub_tp_comm_overlap False with model.ub_tp_comm_overlap=True (all sizes)
      {"tensor": 8, "pipeline": 8, "interleave": 12, "sequence_parallel": True, "recompute": "selective",
       "tp_comm_overlap": True},
      ((128, 32, 4.61), (2048, 512, 4.84))),
     ("nemotron4-15b", "nemotron/README_15b.md", "nemotron/nemotron4-15b-synth.yaml",
      {"layers": 32, "hidden": 6144, "heads": 48, "kv_heads": 8, "ffn_hidden": 24576, "vocab": 256000,
-      "seq_len": 4096},
+      "seq_len": 4096, "attention": "flash3"},
      {"tensor": 4, "pipeline": 1, "sequence_parallel": True, "tp_comm_overlap": True},
      ((16, 64, 2.83), (2048, 8192, 2.96))),
 )
@@ -353,7 +349,7 @@ for name, readme, yaml, mdl, split, rows in _NEMO:
         for n, gb, step in table:
             _RUNS.append(_run(
                 f"nemo-{name}{'-fp8' if fp8 else ''}-{n}", group, src.format(readme=readme), step,
-                f"{step} s per step (the last step's time)", _NEMO_ATTENTION_TEXT[_NEMO_ATTENTION[yaml]]
+                f"{step} s per step (the last step's time)", _NEMO_ATTENTION_TEXT[mdl["attention"]]
                 + "; the recipe's distributed optimizer (ZeRO-1) with gradient and weight overlap; microbatch "
                 f"{_NEMO_MICRO.get(name, 1)} as the recipe says; squared-ReLU MLP of Nemotron-4 taken "
                 f"as an ungated MLP of the same width; {yaml}: distributed_fused_adam with grad_sync_dtype bf16"
@@ -362,10 +358,9 @@ for name, readme, yaml, mdl, split, rows in _NEMO:
                 + (" (ffn_dropout 0.0): no dropout masks kept" if not _NEMO_DROPOUT[yaml] else ": dropout masks kept")
                 + ("; FP8 linear layers with fp8 weights (the launch scripts' model.fp8, fp8_hybrid and fp8_params)"
                    if fp8 else "")
-                + ("; tensor-parallel communication overlapped (configure.sh: model.ub_tp_comm_overlap=True, over "
-                   "the YAML's False)" if name == "nemotron4-340b" else ""),
-                model={**{k: x for k, x in mdl.items() if x is not None}, "dropout": _NEMO_DROPOUT[yaml] > 0,
-                       "attention": _NEMO_ATTENTION[yaml]},
+                + ("; tensor-parallel communication overlapped (ub_tp_comm_overlap, in the YAML or set by the launch "
+                   "script)" if split.get("tp_comm_overlap") else ""),
+                model={**{k: x for k, x in mdl.items() if x is not None}, "dropout": _NEMO_DROPOUT[yaml] > 0},
                 batch={"micro_batch": _NEMO_MICRO.get(name, 1), "global_batch": gb},
                 hardware={"profile": "h100-sxm5-80gb", "gpus": n},
                 parallel={"data": n // per_replica, "zero": 1, "overlap_param_gather": True, **split},
